@@ -1,4 +1,5 @@
 """The test suite: seconds-long checks of the behaviours SPEC.md pins down. Run: pytest -q"""
+import json
 import warnings
 
 import numpy as np
@@ -177,3 +178,206 @@ def test_alert_then_off_ignoring_the_alert_ends_with_minus_nu():
 def test_bad_env_input_raises_value_error_naming_the_parameter(call, name):
     with pytest.raises(ValueError, match=rf"^{name}:"):
         call()
+
+
+# ---------------------------------------------------------------- sar_ppo.py
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import gymnasium as gym
+import torch
+
+import sar_ppo
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+class Scripted(gym.Env):
+    """A δ-env that plays back given observations and rewards; terminates after `end` steps
+    (default: when the observations run out)."""
+
+    observation_space = gym.spaces.Box(-np.inf, np.inf, (2,), np.float64)
+    action_space = gym.spaces.Box(-1.0, 1.0, (1,), np.float32)
+
+    def __init__(self, observations, rewards=None, end=None, dt=0.01, gamma=0.9):
+        self.observations = [np.array(o, dtype=np.float64) for o in observations]
+        self.rewards = rewards or [float(i + 1) for i in range(len(observations))]
+        self.end, self.dt, self.gamma = end or len(observations), dt, gamma
+
+    def reset(self, *, seed=None, options=None):
+        self.k = 0
+        return np.zeros(2), {}
+
+    def step(self, action):
+        obs, reward = self.observations[self.k], self.rewards[self.k]
+        self.k += 1
+        return obs.copy(), reward, self.k == self.end, False, {}
+
+
+def one_decision(observations, u, end=None, repetition=sar_ppo.SafeActionRepetition, **kwargs):
+    """Reset, then one decision with u ∈ [0, 1]; Δ's statistics are pinned to mean 0, var 1."""
+    env = repetition(Scripted(observations, end=end), **kwargs)
+    env.reset()
+    env.obs_stats.mean, env.obs_stats.var = np.zeros(2), np.ones(2)
+    _, R, terminated, _, info = env.step(np.array([0.3, 2 * u - 1]))
+    return info["w"], R, terminated
+
+
+def discounted(k, gamma=0.9):  # rewards are 1, 2, 3, ...
+    return sum(gamma ** i * (i + 1) for i in range(k))
+
+
+STILL = [[0.0, 0.0]] * 10
+
+
+def test_sar_stops_on_the_first_step_where_distance_reaches_the_radius():
+    # Δ = |s - s_i|_1 / (1.001 · dim): 0.05, 0.1, then 0.9 ≥ d = 0.5 · 0.5
+    path = [[0.1, 0.0], [0.2, 0.0], [0.9, 0.9]] + STILL
+    w, R, _ = one_decision(path, u=0.5, max_d=0.5, max_t=1.0)
+    assert w == 3 and R == pytest.approx(discounted(3))
+    w, _, _ = one_decision(path, u=0.05, max_d=0.5, max_t=1.0)  # d = 0.025 < 0.05: the first step
+    assert w == 1
+
+
+def test_sar_stops_at_max_t_and_at_episode_end():
+    w, R, terminated = one_decision(STILL, u=1.0, max_d=0.5, max_t=0.05)  # 0.05 s = 5 δ-steps
+    assert (w, terminated) == (5, False) and R == pytest.approx(discounted(5))
+    w, R, terminated = one_decision(STILL, u=1.0, max_d=0.5, max_t=0.05, end=2)
+    assert (w, terminated) == (2, True) and R == pytest.approx(discounted(2))
+    w, _, terminated = one_decision(STILL, u=1.0, max_d=0.5, max_t=math.inf)  # no cap: to the end
+    assert (w, terminated) == (len(STILL), True)
+
+
+def test_lambda_sar_stops_when_weighted_distance_and_time_reach_u():
+    # eq. (8), λ = 0.5, max_d = 0.5, max_t = 0.05, u = 0.3: still state → 0.5·k·0.2 ≥ 0.3 at k = 3
+    w, R, _ = one_decision(STILL, u=0.3, max_d=0.5, max_t=0.05, lambda_dt=0.5)
+    assert w == 3 and R == pytest.approx(discounted(3))
+    # a jump with Δ = 0.2/1.001 at k = 1: 0.5·0.4 + 0.5·0.2 = 0.2998 < 0.3, then 0.5·0.4 + 0.2 ≥ 0.3
+    w, _, _ = one_decision([[0.2, 0.2]] * 10, u=0.3, max_d=0.5, max_t=0.05, lambda_dt=0.5)
+    assert w == 2
+
+
+def test_l2_distance_is_the_euclidean_norm_over_sqrt_dim():
+    # s - s_i = [0.5, 0]: l1 Δ = 0.25, l2 Δ = 0.353; with d = 0.3 only l2 stops at once
+    path = [[0.5, 0.0]] * 10
+    assert one_decision(path, u=0.3, max_d=1.0, max_t=1.0, norm="l2")[0] == 1
+    assert one_decision(path, u=0.6, max_d=0.5, max_t=1.0, norm="l1")[0] == 10
+
+
+def test_no_repeat_takes_exactly_one_delta_step():
+    env = sar_ppo.SafeActionRepetition(Scripted(STILL), 0.5, 0.05, repeat=False)
+    env.reset()
+    _, R, _, _, info = env.step(np.array([0.3]))
+    assert info["w"] == 1 and R == 1.0 and env.action_space.shape == (1,)
+
+
+def test_gae_discounts_each_transition_by_gamma_to_the_w():
+    rewards, values = np.array([1.0, 2.0, 3.0]), np.array([0.5, 1.0, 1.5])
+    discounts = np.array([0.9, 0.81, 0.9])  # γ^w with γ = 0.9 and w = 1, 2, 1
+    # the last transition terminates: V(s') = 0
+    adv = sar_ppo.compute_gae(rewards, values, np.array([1.0, 1.5, 0.0]), discounts, np.array([0, 0, 1.0]), 0.5)
+    # δ = 1 + 0.9·1 - 0.5 = 1.4, 2 + 0.81·1.5 - 1 = 2.215, 3 - 1.5 = 1.5
+    assert adv == pytest.approx([1.4 + 0.9 * 0.5 * (2.215 + 0.81 * 0.5 * 1.5), 2.215 + 0.81 * 0.5 * 1.5, 1.5])
+    # the middle transition is truncated: bootstrapped with V(final obs) = 2 and the λ-chain is cut
+    adv = sar_ppo.compute_gae(rewards, values, np.array([1.0, 2.0, 0.7]), discounts, np.array([0, 1.0, 0]), 0.5)
+    assert adv == pytest.approx([1.4 + 0.45 * 2.62, 2.62, 3 + 0.9 * 0.7 - 1.5])
+
+
+FAST = ["--num-steps", "1024", "--update-epochs", "2", "--minibatch-size", "256"]
+
+
+def train(script, tmp_path, *flags, name="run", check=True):
+    cmd = [sys.executable, os.path.join(HERE, script), "--log-dir", str(tmp_path), "--run-name", name, *flags]
+    result = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
+    if check:
+        assert result.returncode == 0, result.stderr[-2000:]
+    return result
+
+
+def rows_of(tmp_path, name="run"):
+    return sar_ppo.read_rows(os.path.join(tmp_path, name, "progress.csv"))
+
+
+def test_sar_run_writes_spec_logs_with_durations_between_dt_and_max_t(tmp_path):
+    train("sar_ppo.py", tmp_path, "--total-steps", "4096", "--eval-every", "4", "--eval-episodes", "1", *FAST)
+    with open(os.path.join(tmp_path, "run", "progress.csv")) as f:
+        assert f.readline().strip().split(",") == sar_ppo.COLUMNS
+    rows = rows_of(tmp_path)
+    assert [int(r["decision_steps"]) for r in rows] == [1024, 2048, 3072, 4096]
+    for r in rows:
+        assert 2e-3 < float(r["action_duration_mean_s"]) <= 0.05
+        assert int(r["env_steps"]) > int(r["decision_steps"])
+        assert float(r["physical_time_s"]) == pytest.approx(int(r["env_steps"]) * 2e-3)
+        assert 0 <= float(r["safe_radius_mean"]) <= 0.5
+    assert rows[-1]["eval_return_mean"] != "" and rows[0]["eval_return_mean"] == ""
+    with open(os.path.join(tmp_path, "run", "config.json")) as f:
+        config = json.load(f)
+    assert (config["method"], config["dt"], config["dt0"]) == ("SAR-PPO", 2e-3, 4e-2)
+    assert config["gamma_dt"] == pytest.approx(0.99 ** 0.05) and config["versions"]["torch"].startswith("2.13.0")
+
+
+def test_no_repeat_takes_one_delta_step_per_decision(tmp_path):
+    train("sar_ppo.py", tmp_path, "--total-steps", "2048", "--no-repeat", *FAST)
+    for r in rows_of(tmp_path):
+        assert r["env_steps"] == r["decision_steps"] and float(r["action_duration_mean_s"]) == 2e-3
+        assert r["safe_radius_mean"] == ""
+
+
+VARYING = {"wall_time_s", "decisions_per_s", "env_steps_per_s"}
+
+
+def test_same_seed_gives_identical_progress(tmp_path):
+    for name in ("a", "b"):
+        train("sar_ppo.py", tmp_path, "--total-steps", "2048", "--seed", "7", *FAST, name=name)
+    strip = lambda rows: [{k: v for k, v in r.items() if k not in VARYING} for r in rows]
+    assert strip(rows_of(tmp_path, "a")) == strip(rows_of(tmp_path, "b"))
+
+
+def test_killed_run_resumes_without_lost_or_repeated_rows(tmp_path):
+    flags = ["--total-steps", "6144", "--num-steps", "512", "--update-epochs", "1",
+             "--minibatch-size", "256", "--checkpoint-every", "2"]
+    cmd = [sys.executable, os.path.join(HERE, "sar_ppo.py"), "--log-dir", str(tmp_path), "--run-name", "run", *flags]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    progress, checkpoint = tmp_path / "run" / "progress.csv", tmp_path / "run" / "checkpoint.pt"
+    deadline = time.time() + 120
+    while time.time() < deadline and not (checkpoint.exists() and len(progress.read_text().splitlines()) >= 4):
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    before = rows_of(tmp_path)
+    saved = torch.load(checkpoint, weights_only=True)["counters"]["decision_steps"]
+    assert 0 < saved and len(before) < 12  # killed mid-run, after a checkpoint
+    train("sar_ppo.py", tmp_path, *flags, "--resume")
+    after = rows_of(tmp_path)
+    kept = [r for r in before if int(r["decision_steps"]) <= saved]
+    assert after[:len(kept)] == kept
+    assert [int(r["decision_steps"]) for r in after] == list(range(512, 6144 + 1, 512))
+
+
+BAD_FLAGS = [
+    (["--env-id", "Pendulum-v1"], "--env-id"), (["--dt", "0"], "--dt"), (["--dt", "-0.001"], "--dt"),
+    (["--dt", "0.1"], "--dt"), (["--dt", "tiny"], "--dt"), (["--max-d", "-0.5"], "--max-d"),
+    (["--max-t", "-0.05"], "--max-t"), (["--noise", "wind"], "--noise"),
+    (["--noise-prob", "1.5"], "--noise-prob"), (["--noise-prob", "-0.1"], "--noise-prob"),
+    (["--noise-std", "-1"], "--noise-std"), (["--lambda-dt", "1.5"], "--lambda-dt"),
+    (["--lambda-dt", "-0.5"], "--lambda-dt"), (["--total-steps", "0"], "--total-steps"),
+    (["--no-such-flag"], "--no-such-flag"),
+]
+
+
+@pytest.mark.parametrize("flags,named", BAD_FLAGS)
+def test_bad_flag_exits_2_with_one_line_naming_it(flags, named, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        sar_ppo.parse_args(flags)
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and err.count("\n") == 1 and named in err
+
+
+def test_bad_flag_on_the_command_line_writes_nothing(tmp_path):
+    result = train("sar_ppo.py", tmp_path / "logs", "--dt", "0", check=False)
+    assert result.returncode == 2 and result.stderr.count("\n") == 1 and "--dt" in result.stderr
+    assert not (tmp_path / "logs").exists()

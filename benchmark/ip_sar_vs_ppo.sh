@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# SAR-PPO vs plain PPO on InvertedPendulum-v5 at δ_lowest = 2 ms, seeds 1-3, 100,000 decisions
+# (README "Results so far"). Usage: bash benchmark/ip_sar_vs_ppo.sh [workers]; --list prints the commands.
+cd "$(dirname "$0")/.."
+commands() {
+  for seed in 1 2 3; do
+    for method in "" "--no-repeat"; do
+      echo "python sar_ppo.py --env-id InvertedPendulum-v5 --dt lowest --total-steps 100000 --seed $seed $method --log-dir results/runs --resume"
+    done
+  done
+}
+if [ "${1:-}" = "--list" ]; then commands; else commands | bash benchmark/run.sh "${1:-2}"; fi
