@@ -394,7 +394,8 @@ if __name__ == "__main__":
             raw_obs, R, terminated, truncated, info = env.step(np.clip(action, action_low, action_high))
             w = info["w"]
             discounts_buf[step] = gamma ** w
-            durations_buf[step], radius_buf[step] = w, info["safe_radius"]
+            durations_buf[step] = w
+            radius_buf[step] = info["safe_radius"]
             if args.norm_reward:  # R / std of the discounted return, clipped to ±10
                 discounted_return = discounted_return * gamma ** w + R
                 ret_rms.update(np.array([discounted_return]))

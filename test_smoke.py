@@ -222,7 +222,8 @@ def one_decision(observations, u, end=None, repetition=sar_ppo.SafeActionRepetit
     """Reset, then one decision with u ∈ [0, 1]; Δ's statistics are pinned to mean 0, var 1."""
     env = repetition(Scripted(observations, end=end), **kwargs)
     env.reset()
-    env.obs_stats.mean, env.obs_stats.var = np.zeros(2), np.ones(2)
+    if hasattr(env, "obs_stats"):
+        env.obs_stats.mean, env.obs_stats.var = np.zeros(2), np.ones(2)
     _, R, terminated, _, info = env.step(np.array([0.3, 2 * u - 1]))
     return info["w"], R, terminated
 
@@ -380,4 +381,64 @@ def test_bad_flag_exits_2_with_one_line_naming_it(flags, named, capsys):
 def test_bad_flag_on_the_command_line_writes_nothing(tmp_path):
     result = train("sar_ppo.py", tmp_path / "logs", "--dt", "0", check=False)
     assert result.returncode == 2 and result.stderr.count("\n") == 1 and "--dt" in result.stderr
+    assert not (tmp_path / "logs").exists()
+
+
+# ---------------------------------------------------------------- figar_ppo.py
+import figar_ppo
+
+
+@pytest.mark.parametrize("u,expected", [(0.5, 3), (1.0, 5), (0.0, 1), (0.01, 1), (0.61, 4)])
+def test_figar_repeats_for_ceil_t_over_dt_steps_at_least_one(u, expected):
+    # t = u · 0.05 s at δ = 0.01 s: ⌈2.5⌉ = 3, ⌈5⌉ = 5, 0 → 1, ⌈0.05⌉ = 1, ⌈3.05⌉ = 4
+    w, R, terminated = one_decision(STILL, u=u, repetition=figar_ppo.DurativeRepetition, max_t=0.05)
+    assert (w, terminated) == (expected, False) and R == pytest.approx(discounted(expected))
+
+
+def test_figar_repetition_stops_at_episode_end_and_ignores_the_state():
+    w, R, terminated = one_decision(STILL, u=1.0, end=2, repetition=figar_ppo.DurativeRepetition, max_t=0.05)
+    assert (w, terminated) == (2, True) and R == pytest.approx(discounted(2))
+    jumps = [[9.0, 9.0]] * 10  # far outside any safe region: FiGAR-C does not look
+    assert one_decision(jumps, u=1.0, repetition=figar_ppo.DurativeRepetition, max_t=0.05)[0] == 5
+
+
+def test_figar_no_limit_t_lets_durations_exceed_max_t():
+    env = figar_ppo.DurativeRepetition(Scripted(STILL), 0.02, limit_t=False)
+    assert env.action_space.high[-1] == np.inf
+    env.reset()
+    assert env.step(np.array([0.3, 2.0]))[4]["w"] == 3  # u = 1.5: t = 0.03 s
+
+
+def test_figar_run_writes_spec_logs_with_durations_between_dt_and_max_t(tmp_path):
+    train("figar_ppo.py", tmp_path, "--total-steps", "4096", *FAST)
+    with open(os.path.join(tmp_path, "run", "progress.csv")) as f:
+        assert f.readline().strip().split(",") == sar_ppo.COLUMNS
+    rows = rows_of(tmp_path)
+    assert [int(r["decision_steps"]) for r in rows] == [1024, 2048, 3072, 4096]
+    for r in rows:
+        assert 2e-3 <= float(r["action_duration_mean_s"]) <= 0.05 and r["safe_radius_mean"] == ""
+        assert int(r["env_steps"]) > int(r["decision_steps"])
+    with open(os.path.join(tmp_path, "run", "config.json")) as f:
+        assert json.load(f)["method"] == "FiGAR-C-PPO"
+
+
+FIGAR_BAD_FLAGS = [
+    (["--env-id", "Pendulum-v1"], "--env-id"), (["--dt", "0"], "--dt"), (["--dt", "0.1"], "--dt"),
+    (["--dt", "tiny"], "--dt"), (["--max-t", "-0.05"], "--max-t"), (["--noise", "wind"], "--noise"),
+    (["--noise-prob", "2"], "--noise-prob"), (["--max-d", "0.5"], "--max-d"),
+    (["--lambda-dt", "0.5"], "--lambda-dt"), (["--no-repeat"], "--no-repeat"),
+]
+
+
+@pytest.mark.parametrize("flags,named", FIGAR_BAD_FLAGS)
+def test_figar_bad_flag_exits_2_with_one_line_naming_it(flags, named, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        figar_ppo.parse_args(flags)
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and err.count("\n") == 1 and named in err
+
+
+def test_figar_bad_flag_on_the_command_line_writes_nothing(tmp_path):
+    result = train("figar_ppo.py", tmp_path / "logs", "--noise-prob", "-1", check=False)
+    assert result.returncode == 2 and result.stderr.count("\n") == 1 and "--noise-prob" in result.stderr
     assert not (tmp_path / "logs").exists()

@@ -1,0 +1,442 @@
+"""FiGAR-C-PPO: PPO with durative actions (Sec. 4.2 of Park, Kim & Kim, NeurIPS 2021), in one file.
+
+The policy picks an action a and a duration t ∈ [0, max_t]; a is repeated for ⌈t/δ⌉ δ-steps (at
+least one), blind to what the state does meanwhile. The paper's main baseline for SAR-PPO: run
+`diff sar_ppo.py figar_ppo.py` to see everything in which the two methods differ.
+
+    python figar_ppo.py --env-id InvertedPendulum-v5 --dt lowest --seed 1
+"""
+import argparse
+import csv
+import json
+import math
+import os
+import random
+import sys
+import time
+from importlib.metadata import version
+
+import gymnasium as gym
+import numpy as np
+import torch
+import torch.nn as nn
+from gymnasium.wrappers.utils import RunningMeanStd
+from torch.distributions.normal import Normal
+
+import envs
+
+COLUMNS = ["decision_steps", "env_steps", "physical_time_s", "wall_time_s", "episodes",
+           "return_mean", "eval_return_mean", "action_duration_mean_s", "safe_radius_mean",
+           "policy_loss", "value_loss", "approx_kl", "clip_fraction", "entropy",
+           "decisions_per_s", "env_steps_per_s"]
+
+
+def fail(message):
+    """SPEC "Bad input": one line naming the flag on stderr, exit status 2, nothing written."""
+    print(f"{os.path.basename(sys.argv[0])}: error: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.error = fail  # argparse's own errors (unknown flag, bad choice) as one line too
+    p.add_argument("--env-id", default="InvertedPendulum-v5", help="a MuJoCo v5 task of Table 1")
+    p.add_argument("--dt", default="lowest",
+                   help="δ in seconds, or one of lowest|low|middle|original (Table 1)")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--total-steps", type=int, default=1_000_000, help="decision steps to train for")
+    # The method (Sec. 4.3-4.4)
+    p.add_argument("--max-t", type=float, default=0.05, help="t_max: duration t = u·t_max, in seconds")
+    p.add_argument("--no-limit-t", action="store_true",
+                   help="ablation (App. H): t keeps its scale but u is not clipped above, so t can exceed t_max")
+    p.add_argument("--scale-lr", action="store_true", help="PPO (scaled): lr·δ/δ0 (App. F.2)")
+    # Stochastic and partially observable settings (Sec. 5.2, App. D)
+    p.add_argument("--noise", choices=envs.NOISE_KINDS, default=None,
+                   help="stochastic setting, drawn once per decision")
+    p.add_argument("--noise-prob", type=float, default=None, help="p_act / p_ext (default 0.05)")
+    p.add_argument("--noise-std", type=float, default=None,
+                   help="σ_act / σ_ext / σ_ext2 (default: the paper's per-env value)")
+    p.add_argument("--hold-penalty", action="store_true",
+                   help="App. D: a penalty once an action is held for t_thres (per-env defaults)")
+    # PPO (App. I.3, Table 3)
+    p.add_argument("--learning-rate", type=float, default=1e-4)
+    p.add_argument("--adam-eps", type=float, default=1e-5)
+    p.add_argument("--num-steps", type=int, default=2048, help="decision steps per update")
+    p.add_argument("--update-epochs", type=int, default=10)
+    p.add_argument("--minibatch-size", type=int, default=64)
+    p.add_argument("--gamma", type=float, default=0.99, help="discount per δ0; γ_δ = γ^(δ/δ0)")
+    p.add_argument("--gae-lambda", type=float, default=0.95)
+    p.add_argument("--clip-coef", type=float, default=0.2)
+    p.add_argument("--vf-coef", type=float, default=0.5)
+    p.add_argument("--ent-coef", type=float, default=0.0)
+    p.add_argument("--max-grad-norm", type=float, default=0.5)
+    p.add_argument("--norm-obs", action=argparse.BooleanOptionalAction, default=None,
+                   help="running mean/std of network inputs (default: on, off for Ant)")
+    p.add_argument("--norm-reward", action=argparse.BooleanOptionalAction, default=None,
+                   help="divide rewards by the running std of the return (default: on, off for Ant)")
+    # Evaluation, logs, checkpoints
+    p.add_argument("--eval-every", type=int, default=0, help="updates between deterministic evaluations (0: none)")
+    p.add_argument("--eval-episodes", type=int, default=5)
+    p.add_argument("--log-dir", default="runs")
+    p.add_argument("--run-name", default=None, help="default: <env>__<method>__dt<δ>[__<noise>]__s<seed>")
+    p.add_argument("--checkpoint-every", type=int, default=10, help="updates between checkpoints")
+    p.add_argument("--save-model", action="store_true", help="also save the final agent as model.pt")
+    p.add_argument("--resume", action="store_true", help="continue the run from its last checkpoint")
+    p.add_argument("--threads", type=int, default=1, help="torch threads")
+    args = p.parse_args(argv)
+
+    try:
+        args.dt = envs.resolve_dt(args.env_id, args.dt)
+    except ValueError as e:
+        name, _, message = str(e).partition(": ")
+        fail(f"--{name.replace('_', '-')}: {message}")
+    checks = [
+        ("--max-t", 0 < args.max_t < math.inf, "must be > 0 and finite"),
+        ("--noise-prob", args.noise_prob is None or 0 <= args.noise_prob <= 1, "must lie in [0, 1]"),
+        ("--noise-std", args.noise_std is None or args.noise_std >= 0, "must be >= 0"),
+        ("--hold-penalty", not args.hold_penalty or args.env_id.split("-")[0] in envs.HOLD_PENALTY,
+         f"App. D defines it for {', '.join(envs.HOLD_PENALTY)} only"),
+        ("--total-steps", args.total_steps > 0, "must be > 0"),
+        ("--num-steps", args.num_steps > 0, "must be > 0"),
+        ("--minibatch-size", 0 < args.minibatch_size <= args.num_steps, "must lie in [1, --num-steps]"),
+        ("--update-epochs", args.update_epochs > 0, "must be > 0"),
+        ("--learning-rate", args.learning_rate > 0, "must be > 0"),
+        ("--gamma", 0 < args.gamma <= 1, "must lie in (0, 1]"),
+        ("--gae-lambda", 0 <= args.gae_lambda <= 1, "must lie in [0, 1]"),
+        ("--eval-every", args.eval_every >= 0, "must be >= 0"),
+        ("--eval-episodes", args.eval_episodes > 0, "must be > 0"),
+        ("--checkpoint-every", args.checkpoint_every > 0, "must be > 0"),
+        ("--threads", args.threads > 0, "must be > 0"),
+    ]
+    for flag, ok, message in checks:
+        if not ok:
+            fail(f"{flag}: {message}, got {getattr(args, flag[2:].replace('-', '_'))}")
+    is_ant = args.env_id.startswith("Ant")  # the paper normalizes everywhere but Ant (App. I.3)
+    args.norm_obs = not is_ant if args.norm_obs is None else args.norm_obs
+    args.norm_reward = not is_ant if args.norm_reward is None else args.norm_reward
+    args.method = "FiGAR-C-PPO (no limit on t)" if args.no_limit_t else "FiGAR-C-PPO"
+    if args.run_name is None:
+        slug = {"FiGAR-C-PPO": "figar", "FiGAR-C-PPO (no limit on t)": "figar-no-limit-t"}
+        noise = f"__{args.noise}" if args.noise else ""
+        noise += "__hold-penalty" if args.hold_penalty else ""
+        args.run_name = f"{args.env_id}__{slug[args.method]}__dt{args.dt:g}{noise}__s{args.seed}"
+    return args
+
+
+# ---------------------------------------------------------------- the action repetition
+class DurativeRepetition(gym.Wrapper):
+    """One decision step. The policy's action is [a, u_raw], u = (u_raw + 1)/2 ∈ [0, 1]; `a` is
+    repeated for ⌈t/δ⌉ δ-steps with t = u·max_t (at least one), or until the episode ends.
+    The reward of a decision is R = Σ_k γ_δ^k r_k (eq. 6)."""
+
+    def __init__(self, env, max_t, limit_t=True):
+        super().__init__(env)
+        self.max_t, self.dt, self.gamma = max_t, env.dt, env.gamma
+        low, high = env.action_space.low, env.action_space.high
+        u_high = np.float32(1) if limit_t else np.float32(np.inf)  # --no-limit-t: u is not clipped above
+        self.action_space = gym.spaces.Box(np.append(low, np.float32(-1)), np.append(high, u_high))
+
+    def step(self, action):
+        a, u = action[:-1], (action[-1] + 1) / 2
+        steps = max(1, math.ceil(u * self.max_t / self.dt - 1e-9))  # ⌈t/δ⌉, at least one
+        R, discount, k, undiscounted = 0.0, 1.0, 0, 0.0
+        while True:
+            obs, r, terminated, truncated, info = self.env.step(a)
+            R += discount * r
+            discount *= self.gamma
+            undiscounted += r
+            k += 1
+            if terminated or truncated or k >= steps:
+                break
+        info["w"], info["undiscounted_reward"] = k, undiscounted
+        return obs, R, terminated, truncated, info
+
+
+# ---------------------------------------------------------------- the agent
+def layer_init(layer, std=np.sqrt(2), bias_const=0.0):
+    torch.nn.init.orthogonal_(layer.weight, std)
+    torch.nn.init.constant_(layer.bias, bias_const)
+    return layer
+
+
+class Agent(nn.Module):
+    """Separate actor and critic MLPs, 2×256 ReLU (App. I.3). Gaussian policy: a state-independent
+    log-std for the K task dims, a state-dependent one for the repetition dim."""
+
+    def __init__(self, obs_dim, num_actions, repeat):
+        super().__init__()
+        self.critic = nn.Sequential(
+            layer_init(nn.Linear(obs_dim, 256)), nn.ReLU(),
+            layer_init(nn.Linear(256, 256)), nn.ReLU(),
+            layer_init(nn.Linear(256, 1), std=1.0))
+        self.actor_body = nn.Sequential(
+            layer_init(nn.Linear(obs_dim, 256)), nn.ReLU(),
+            layer_init(nn.Linear(256, 256)), nn.ReLU())
+        self.actor_mean = layer_init(nn.Linear(256, num_actions + repeat), std=0.01)
+        self.actor_logstd = nn.Parameter(torch.zeros(num_actions))
+        self.repeat_logstd = layer_init(nn.Linear(256, 1), std=0.01) if repeat else None
+
+    def dist(self, x):
+        hidden = self.actor_body(x)
+        logstd = self.actor_logstd.expand(x.shape[0], -1)
+        if self.repeat_logstd is not None:
+            logstd = torch.cat([logstd, self.repeat_logstd(hidden)], dim=1)
+        return Normal(self.actor_mean(hidden), logstd.clamp(-20, 2).exp())
+
+
+def normalize(x, stats, on, clip=10.0):
+    """Running mean/std normalization, clipped to ±10 (SB3's VecNormalize)."""
+    if not on:
+        return np.asarray(x, dtype=np.float32)
+    return np.clip((x - stats.mean) / np.sqrt(stats.var + 1e-8), -clip, clip).astype(np.float32)
+
+
+def compute_gae(rewards, values, next_values, discounts, dones, gae_lambda):
+    """GAE where a transition's next state is w δ-steps away: its discount is γ_δ^w (eq. 6).
+    `next_values` is V(s') (0 after a termination, V(final obs) after a time-limit truncation);
+    `dones` cuts the λ-chain at either."""
+    deltas = rewards + discounts * next_values - values
+    advantages = np.zeros_like(rewards)
+    last = 0.0
+    for t in reversed(range(len(rewards))):
+        last = deltas[t] + discounts[t] * gae_lambda * (1.0 - dones[t]) * last
+        advantages[t] = last
+    return advantages
+
+
+# ---------------------------------------------------------------- logs and checkpoints
+def stats_state(stats):
+    return {"mean": torch.as_tensor(stats.mean), "var": torch.as_tensor(stats.var), "count": float(stats.count)}
+
+
+def load_stats(stats, state):
+    stats.mean, stats.var, stats.count = state["mean"].numpy(), state["var"].numpy(), state["count"]
+
+
+def save_checkpoint(path, state):
+    torch.save(state, path + ".tmp")
+    os.replace(path + ".tmp", path)  # a kill mid-write leaves the previous checkpoint whole
+
+
+def read_rows(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+if __name__ == "__main__":
+    args = parse_args()
+    run_dir = os.path.join(args.log_dir, args.run_name)
+    progress_path = os.path.join(run_dir, "progress.csv")
+    checkpoint_path = os.path.join(run_dir, "checkpoint.pt")
+    if os.path.exists(progress_path) and not args.resume:
+        fail(f"--run-name: {run_dir} exists; pass --resume to continue it or choose another --run-name")
+    torch.set_num_threads(args.threads)
+    random.seed(args.seed)
+    np.random.seed(args.seed)
+    torch.manual_seed(args.seed)
+    rng = np.random.default_rng(args.seed)
+
+    # Environment: δ-env, then the repetition, then the perturbation outside it (one draw per decision).
+    def make_decision_env():
+        env = envs.make_env(args.env_id, args.dt, args.gamma)
+        if args.hold_penalty:
+            env = envs.HoldPenalty(env)  # App. D: counts holding time at δ-level, inside the repetition
+        repetition = env = DurativeRepetition(env, args.max_t, limit_t=not args.no_limit_t)
+        if args.noise:
+            env = envs.Perturb(env, args.noise, args.noise_prob, args.noise_std)
+        return env, repetition
+
+    env, repetition = make_decision_env()
+    dt, dt0, gamma = repetition.dt, envs.DT_TABLE[args.env_id][-1], repetition.gamma
+    obs_dim = env.observation_space.shape[0]
+    action_low, action_high = env.action_space.low, env.action_space.high
+    num_actions = env.unwrapped.action_space.shape[0]
+    learning_rate = args.learning_rate * (dt / dt0 if args.scale_lr else 1.0)
+
+    agent = Agent(obs_dim, num_actions, repeat=1)
+    optimizer = torch.optim.Adam(agent.parameters(), lr=learning_rate, eps=args.adam_eps)
+    obs_rms = RunningMeanStd(shape=(obs_dim,))  # network inputs
+    ret_rms = RunningMeanStd(shape=())  # discounted return, for reward scaling
+    counters = {"update": 0, "decision_steps": 0, "env_steps": 0, "episodes": 0, "wall_time_s": 0.0}
+
+    os.makedirs(run_dir, exist_ok=True)
+    if args.resume and os.path.exists(checkpoint_path):
+        state = torch.load(checkpoint_path, weights_only=True)
+        agent.load_state_dict(state["agent"])
+        optimizer.load_state_dict(state["optimizer"])
+        load_stats(obs_rms, state["obs_rms"])
+        load_stats(ret_rms, state["ret_rms"])
+        counters = state["counters"]
+        torch.set_rng_state(state["torch_rng"])
+        rng.bit_generator.state = state["numpy_rng"]
+        # Rows written after the checkpoint are replaced, not repeated.
+        rows = [r for r in read_rows(progress_path) if int(r["decision_steps"]) <= counters["decision_steps"]]
+        with open(progress_path + ".tmp", "w", newline="") as f:
+            writer = csv.DictWriter(f, COLUMNS)
+            writer.writeheader()
+            writer.writerows(rows)
+        os.replace(progress_path + ".tmp", progress_path)
+        print(f"resumed {run_dir} at update {counters['update']}, {counters['decision_steps']} decisions")
+    else:
+        config = {**vars(args), "env_id": args.env_id, "method": args.method, "dt": dt, "dt0": dt0,
+                  "gamma_dt": gamma, "seed": args.seed, "learning_rate_used": learning_rate,
+                  "versions": {p: version(p) for p in ("torch", "gymnasium", "mujoco", "numpy")}}
+        with open(os.path.join(run_dir, "config.json"), "w") as f:
+            json.dump(config, f, indent=2)
+        with open(progress_path, "w", newline="") as f:
+            csv.DictWriter(f, COLUMNS).writeheader()
+    progress = open(progress_path, "a", newline="")
+    writer = csv.DictWriter(progress, COLUMNS)
+
+    # Rollout storage (decision level)
+    n = args.num_steps
+    obs_buf = np.zeros((n, obs_dim), np.float32)
+    actions_buf = np.zeros((n, env.action_space.shape[0]), np.float32)
+    logprobs_buf = np.zeros(n, np.float32)
+    rewards_buf = np.zeros(n, np.float32)
+    discounts_buf = np.zeros(n, np.float32)  # γ_δ^w
+    terminated_buf = np.zeros(n, np.float32)
+    truncated_buf = np.zeros(n, np.float32)
+    final_obs_buf = np.zeros((n, obs_dim), np.float32)  # for bootstrapping truncations
+    durations_buf = np.zeros(n, np.int64)  # w, in δ-steps
+
+    def observe(raw_obs):  # network input; statistics updated in training only
+        if args.norm_obs:
+            obs_rms.update(raw_obs[None])
+        return normalize(raw_obs, obs_rms, args.norm_obs)
+
+    def evaluate():
+        """Deterministic (mean-action) episodes with every running statistic frozen."""
+        eval_env, eval_repetition = make_decision_env()
+        returns = []
+        for episode in range(args.eval_episodes):
+            raw_obs, _ = eval_env.reset(seed=args.seed + 10_000 + episode)
+            total, done = 0.0, False
+            while not done:
+                x = torch.as_tensor(normalize(raw_obs, obs_rms, args.norm_obs))[None]
+                with torch.no_grad():
+                    mean = agent.dist(x).mean[0].numpy()
+                raw_obs, _, terminated, truncated, info = eval_env.step(np.clip(mean, action_low, action_high))
+                total += info["undiscounted_reward"]
+                done = terminated or truncated
+            returns.append(total)
+        return float(np.mean(returns))
+
+    num_updates = math.ceil(args.total_steps / n)
+    raw_obs, _ = env.reset(seed=args.seed + 1_000 * counters["update"])  # a resumed run starts a fresh episode
+    obs = observe(raw_obs)
+    episode_return, discounted_return = 0.0, 0.0
+    start = time.time() - counters["wall_time_s"]
+    while counters["update"] < num_updates:
+        update_start = time.time()
+        finished_returns = []
+        # ---------------- rollout: n decision steps
+        for step in range(n):
+            obs_buf[step] = obs
+            with torch.no_grad():
+                dist = agent.dist(torch.as_tensor(obs)[None])
+                action = dist.sample()
+                logprobs_buf[step] = dist.log_prob(action).sum()
+            action = action[0].numpy()
+            actions_buf[step] = action  # the log-probability is of the unclipped sample
+            raw_obs, R, terminated, truncated, info = env.step(np.clip(action, action_low, action_high))
+            w = info["w"]
+            discounts_buf[step] = gamma ** w
+            durations_buf[step] = w
+            if args.norm_reward:  # R / std of the discounted return, clipped to ±10
+                discounted_return = discounted_return * gamma ** w + R
+                ret_rms.update(np.array([discounted_return]))
+                R = np.clip(R / np.sqrt(ret_rms.var + 1e-8), -10.0, 10.0)
+            rewards_buf[step] = R
+            terminated_buf[step], truncated_buf[step] = terminated, truncated
+            episode_return += info["undiscounted_reward"]
+            if terminated or truncated:
+                if truncated and not terminated:
+                    final_obs_buf[step] = normalize(raw_obs, obs_rms, args.norm_obs)
+                finished_returns.append(episode_return)
+                episode_return, discounted_return = 0.0, 0.0
+                raw_obs, _ = env.reset()
+            obs = observe(raw_obs)
+        counters["decision_steps"] += n
+        counters["env_steps"] += int(durations_buf.sum())
+        counters["episodes"] += len(finished_returns)
+        rollout_time = time.time() - update_start
+
+        # ---------------- GAE over decision steps (eq. 6)
+        with torch.no_grad():
+            values = agent.critic(torch.as_tensor(obs_buf)).squeeze(1).numpy()
+            last_value = agent.critic(torch.as_tensor(obs)[None]).item()
+            final_values = agent.critic(torch.as_tensor(final_obs_buf)).squeeze(1).numpy()
+        next_values = np.append(values[1:], last_value)
+        next_values = np.where(truncated_buf > 0, final_values, next_values)  # a time limit is not a termination
+        next_values = np.where(terminated_buf > 0, 0.0, next_values)
+        dones = np.maximum(terminated_buf, truncated_buf)
+        advantages = compute_gae(rewards_buf, values, next_values, discounts_buf, dones, args.gae_lambda)
+        returns = advantages + values
+
+        # ---------------- PPO update
+        b_obs, b_actions = torch.as_tensor(obs_buf), torch.as_tensor(actions_buf)
+        b_logprobs, b_advantages = torch.as_tensor(logprobs_buf), torch.as_tensor(advantages)
+        b_returns = torch.as_tensor(returns)
+        clip_fractions, approx_kls = [], []
+        for epoch in range(args.update_epochs):
+            order = rng.permutation(n)
+            for begin in range(0, n, args.minibatch_size):
+                mb = torch.as_tensor(order[begin:begin + args.minibatch_size])
+                dist = agent.dist(b_obs[mb])
+                newlogprob = dist.log_prob(b_actions[mb]).sum(1)
+                entropy = dist.entropy().sum(1)
+                newvalue = agent.critic(b_obs[mb]).squeeze(1)
+                logratio = newlogprob - b_logprobs[mb]
+                ratio = logratio.exp()
+                with torch.no_grad():
+                    approx_kls.append(((ratio - 1) - logratio).mean().item())
+                    clip_fractions.append(((ratio - 1.0).abs() > args.clip_coef).float().mean().item())
+                mb_advantages = b_advantages[mb]
+                mb_advantages = (mb_advantages - mb_advantages.mean()) / (mb_advantages.std() + 1e-8)
+                pg_loss = torch.max(-mb_advantages * ratio,
+                                    -mb_advantages * ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef)).mean()
+                v_loss = ((newvalue - b_returns[mb]) ** 2).mean()
+                loss = pg_loss - args.ent_coef * entropy.mean() + args.vf_coef * v_loss
+                optimizer.zero_grad()
+                loss.backward()
+                nn.utils.clip_grad_norm_(agent.parameters(), args.max_grad_norm)
+                optimizer.step()
+        counters["update"] += 1
+
+        # ---------------- logs
+        eval_return = evaluate() if args.eval_every and counters["update"] % args.eval_every == 0 else None
+        update_time = time.time() - update_start
+        counters["wall_time_s"] = time.time() - start
+        row = {
+            "decision_steps": counters["decision_steps"], "env_steps": counters["env_steps"],
+            "physical_time_s": round(counters["env_steps"] * dt, 6),
+            "wall_time_s": round(counters["wall_time_s"], 3), "episodes": counters["episodes"],
+            "return_mean": float(np.mean(finished_returns)) if finished_returns else "",
+            "eval_return_mean": "" if eval_return is None else eval_return,
+            "action_duration_mean_s": float(durations_buf.mean() * dt),
+            "safe_radius_mean": "",
+            "policy_loss": pg_loss.item(), "value_loss": v_loss.item(),
+            "approx_kl": float(np.mean(approx_kls)), "clip_fraction": float(np.mean(clip_fractions)),
+            "entropy": entropy.mean().item(),
+            "decisions_per_s": round(n / update_time, 1),
+            "env_steps_per_s": round(durations_buf.sum() / rollout_time, 1),
+        }
+        writer.writerow(row)
+        progress.flush()
+        left = (num_updates - counters["update"]) * update_time
+        print(f"update {counters['update']}/{num_updates} | decisions {row['decision_steps']} | "
+              f"physical {row['physical_time_s']:.0f}s | return {row['return_mean'] or float('nan'):.1f} | "
+              f"duration {row['action_duration_mean_s'] * 1e3:.1f}ms | radius {row['safe_radius_mean'] or float('nan'):.3f} | "
+              f"{row['decisions_per_s']:.0f} decisions/s | {row['env_steps_per_s']:.0f} δ-steps/s | "
+              f"left {left / 60:.1f} min", flush=True)
+        if counters["update"] % args.checkpoint_every == 0 or counters["update"] == num_updates:
+            save_checkpoint(checkpoint_path, {
+                "agent": agent.state_dict(), "optimizer": optimizer.state_dict(),
+                "obs_rms": stats_state(obs_rms), "ret_rms": stats_state(ret_rms),
+                "counters": counters,
+                "torch_rng": torch.get_rng_state(), "numpy_rng": rng.bit_generator.state})
+    progress.close()
+    if args.save_model:
+        torch.save(agent.state_dict(), os.path.join(run_dir, "model.pt"))
+    env.close()
