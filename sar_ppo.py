@@ -328,13 +328,14 @@ if __name__ == "__main__":
         os.replace(progress_path + ".tmp", progress_path)
         print(f"resumed {run_dir} at update {counters['update']}, {counters['decision_steps']} decisions")
     else:
-        config = {**vars(args), "env_id": args.env_id, "method": args.method, "dt": dt, "dt0": dt0,
-                  "gamma_dt": gamma, "seed": args.seed, "learning_rate_used": learning_rate,
-                  "versions": {p: version(p) for p in ("torch", "gymnasium", "mujoco", "numpy")}}
-        with open(os.path.join(run_dir, "config.json"), "w") as f:
-            json.dump(config, f, indent=2)
         with open(progress_path, "w", newline="") as f:
             csv.DictWriter(f, COLUMNS).writeheader()
+    config = {**vars(args), "env_id": args.env_id, "method": args.method, "dt": dt, "dt0": dt0,
+              "gamma_dt": gamma, "seed": args.seed, "learning_rate_used": learning_rate,
+              "resumed_at_decision_steps": counters["decision_steps"] or None,  # flags of the latest (re)start
+              "versions": {p: version(p) for p in ("torch", "gymnasium", "mujoco", "numpy")}}
+    with open(os.path.join(run_dir, "config.json"), "w") as f:
+        json.dump(config, f, indent=2)
     progress = open(progress_path, "a", newline="")
     writer = csv.DictWriter(progress, COLUMNS)
 

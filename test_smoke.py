@@ -442,3 +442,54 @@ def test_figar_bad_flag_on_the_command_line_writes_nothing(tmp_path):
     result = train("figar_ppo.py", tmp_path / "logs", "--noise-prob", "-1", check=False)
     assert result.returncode == 2 and result.stderr.count("\n") == 1 and "--noise-prob" in result.stderr
     assert not (tmp_path / "logs").exists()
+
+
+# ---------------------------------------------------------------- plot.py
+import plot
+
+
+def fake_run(root, name, final, method="SAR-PPO", dt=0.002, seed=1, rows=10, **config):
+    folder = root / name
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_text(json.dumps(
+        {"env_id": "InvertedPendulum-v5", "method": method, "dt": dt, "seed": seed,
+         "total_steps": rows * 100, "noise": None, "hold_penalty": False, **config}))
+    lines = [",".join(sar_ppo.COLUMNS)]
+    for i in range(1, rows + 1):
+        row = {c: "" for c in sar_ppo.COLUMNS}
+        row.update(decision_steps=i * 100, env_steps=i * 1000, physical_time_s=i * 2.0, wall_time_s=i,
+                   return_mean=final if i > rows // 2 else 0.0, action_duration_mean_s=0.02)
+        lines.append(",".join(str(row[c]) for c in sar_ppo.COLUMNS))
+    (folder / "progress.csv").write_text("\n".join(lines) + "\n")
+
+
+def test_plot_groups_seeds_with_student_t_interval_and_skips_bad_runs(tmp_path, capsys):
+    for seed, final in zip((1, 2, 3), (10.0, 20.0, 30.0)):
+        fake_run(tmp_path, f"sar{seed}", final, seed=seed)
+    fake_run(tmp_path, "figar1", 5.0, method="FiGAR-C-PPO")
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "progress.csv").write_text("decision_steps\n")
+    (tmp_path / "broken" / "config.json").write_text("{not json")
+    groups = plot.load_groups([str(tmp_path)])
+    assert "broken" in capsys.readouterr().err
+    sar = groups[("InvertedPendulum-v5", "deterministic", "SAR-PPO", 0.002)]
+    mean, ci = plot.mean_ci([plot.final_return(c) for _, c, _ in sar])
+    # mean 20, sample std 10, t(0.975, 2) = 4.303: 4.303 · 10 / sqrt(3)
+    assert mean == pytest.approx(20.0) and ci == pytest.approx(4.303 * 10 / math.sqrt(3))
+    assert plot.mean_ci([5.0]) == (5.0, 0.0)
+    assert "| 20.0 ± 24.8 |" in plot.table(groups)
+
+
+def test_plot_writes_every_figure_and_skips_unfinished_runs(tmp_path, capsys):
+    runs = tmp_path / "runs"
+    for seed in (1, 2):
+        fake_run(runs, f"sar{seed}", 10.0 * seed, seed=seed)
+        fake_run(runs, f"ppo{seed}", 1.0, method="PPO", seed=seed, noise="ext-force")
+    fake_run(runs, "unfinished", 3.0, seed=3, total_steps=10_000)
+    out = tmp_path / "figures"
+    assert plot.main([str(runs), "--out", str(out), "--x", "physical_time_s", "--format", "pdf"]) == 0
+    assert "unfinished" in capsys.readouterr().err
+    names = sorted(p.name for p in out.iterdir())
+    assert names == sorted(f"{s}_{kind}.pdf" for s in ("deterministic", "ext-force") for kind in
+                           ("return_vs_physical_time_s", "final_return", "action_duration"))
+    assert all(p.stat().st_size > 1000 for p in out.iterdir())

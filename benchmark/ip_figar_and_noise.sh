@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# FiGAR-C-PPO beside SAR-PPO on InvertedPendulum-v5 at δ_lowest = 2 ms, seeds 1-3, 100,000
+# decisions; then both under --noise ext-force (README "Results so far").
+# Usage: bash benchmark/ip_figar_and_noise.sh [workers]; --list prints the commands.
+cd "$(dirname "$0")/.."
+commands() {
+  common="--env-id InvertedPendulum-v5 --dt lowest --total-steps 100000 --log-dir results/runs --resume"
+  for seed in 1 2 3; do
+    echo "python figar_ppo.py $common --seed $seed"
+  done
+  for seed in 1 2 3; do
+    for script in sar_ppo.py figar_ppo.py; do
+      echo "python $script $common --seed $seed --noise ext-force"
+    done
+  done
+}
+if [ "${1:-}" = "--list" ]; then commands; else commands | bash benchmark/run.sh "${1:-2}"; fi
