@@ -1,0 +1,171 @@
+"""Speed, as ratios measured side by side in one invocation (the machine is shared and noisy).
+
+    pip install -r benchmark/requirements.txt      # adds stable-baselines3 for P1
+    python benchmark/speed.py --quick              # all four figures in under three minutes
+    python benchmark/speed.py                      # longer runs, steadier figures
+
+P1  decisions/s of `sar_ppo.py --no-repeat` at δ0 on InvertedPendulum-v5 vs SB3 PPO with the paper's
+    hyperparameters, same decisions, same threads, whole training; the runs alternate, median ratio.
+P2  δ-steps/s inside SAR's repetition loop during a rollout vs bare `env.unwrapped.step` with a
+    constant action (the floor any faithful implementation pays) and vs raw `mujoco.mj_step`.
+P3  wall time of a 1,000,000-decision SAR-PPO run on InvertedPendulum-v5 at δ_lowest, extrapolated
+    from a measured run: its own time plus the remaining updates at the mean time of its last 5.
+P4  the PPO update's time per minibatch step (read off P3's progress.csv: update time minus rollout
+    time) vs a bare forward + backward + Adam step of the same two networks on the same minibatch.
+"""
+import argparse
+import csv
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import mujoco
+import numpy as np
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, ROOT)
+import envs  # noqa: E402
+import sar_ppo  # noqa: E402
+
+SB3_SCRIPT = """
+import sys, time, torch, gymnasium as gym
+from stable_baselines3 import PPO
+from stable_baselines3.common.env_util import make_vec_env
+from stable_baselines3.common.vec_env import VecNormalize
+torch.set_num_threads(int(sys.argv[2]))
+env = VecNormalize(make_vec_env("InvertedPendulum-v5", n_envs=1, seed=1), gamma=0.99)
+model = PPO("MlpPolicy", env, learning_rate=1e-4, n_steps=2048, batch_size=64, n_epochs=10, gamma=0.99,
+            gae_lambda=0.95, clip_range=0.2, ent_coef=0.0, vf_coef=0.5, max_grad_norm=0.5, seed=1,
+            policy_kwargs=dict(net_arch=dict(pi=[256, 256], vf=[256, 256]), activation_fn=torch.nn.ReLU),
+            device="cpu")
+start = time.time()
+model.learn(int(sys.argv[1]))
+print(int(sys.argv[1]) / (time.time() - start))
+"""
+
+
+def run_ours(script, flags, log_dir, name):
+    cmd = [sys.executable, os.path.join(ROOT, script), "--log-dir", log_dir, "--run-name", name, *flags]
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    with open(os.path.join(log_dir, name, "progress.csv")) as f:
+        return list(csv.DictReader(f))
+
+
+def p1(decisions, repeats, threads, log_dir):
+    ratios, ours_rates, sb3_rates = [], [], []
+    for i in range(repeats):
+        rows = run_ours("sar_ppo.py", ["--no-repeat", "--dt", "original", "--total-steps", str(decisions),
+                                       "--threads", str(threads)], log_dir, f"p1_{i}")
+        ours = int(rows[-1]["decision_steps"]) / float(rows[-1]["wall_time_s"])
+        out = subprocess.run([sys.executable, "-c", SB3_SCRIPT, str(decisions), str(threads)],
+                             check=True, capture_output=True, text=True).stdout
+        sb3 = float(out.strip().splitlines()[-1])
+        ours_rates.append(ours), sb3_rates.append(sb3), ratios.append(ours / sb3)
+    print(f"P1 plain PPO decisions/s, InvertedPendulum-v5 at δ0, {decisions} decisions, {threads} thread(s), "
+          f"{repeats} alternating pair(s): ours {np.median(ours_rates):.0f}, SB3 {np.median(sb3_rates):.0f}, "
+          f"ratio ours/SB3 {np.median(ratios):.2f}x")
+
+
+def p2(env_id, dt, decisions, rounds=10):
+    """Only the repetition's step (the loop) is timed, with a fresh policy picking actions and radii;
+    blocks of it alternate with blocks of as many bare steps and raw mj_steps, so load hits all three."""
+    env = sar_ppo.SafeActionRepetition(envs.make_env(env_id, dt), max_d=0.5, max_t=0.05)
+    agent = sar_ppo.Agent(env.observation_space.shape[0], env.env.action_space.shape[0], repeat=1)
+    low, high = env.action_space.low, env.action_space.high
+    raw = envs.make_env(env_id, dt).unwrapped
+    constant = np.zeros(raw.action_space.shape)
+    physics = envs.make_env(env_id, dt).unwrapped
+    obs, _ = env.reset(seed=1)
+    raw.reset(seed=1)
+    physics.reset(seed=1)
+    times, steps = np.zeros(3), 0
+    for _ in range(rounds):
+        block = 0
+        for _ in range(decisions // rounds):
+            with torch.no_grad():
+                action = agent.dist(torch.as_tensor(obs, dtype=torch.float32)[None]).sample()[0].numpy()
+            action = np.clip(action, low, high)
+            start = time.perf_counter()
+            obs, _, terminated, truncated, info = env.step(action)
+            times[0] += time.perf_counter() - start
+            block += info["w"]
+            if terminated or truncated:
+                obs, _ = env.reset()
+        steps += block
+        left = block
+        while left:  # bare env.unwrapped.step, timed between resets
+            start = time.perf_counter()
+            for _ in range(left):
+                left -= 1
+                if raw.step(constant)[2]:
+                    break
+            times[1] += time.perf_counter() - start
+            if left:
+                raw.reset()
+        start = time.perf_counter()
+        for _ in range(block):
+            mujoco.mj_step(physics.model, physics.data)
+        times[2] += time.perf_counter() - start
+    sar, bare, physical = steps / times
+    print(f"P2 {env_id} δ={dt:g}: SAR loop {sar:.0f} δ-steps/s ({steps / decisions:.1f} per decision), "
+          f"bare env.unwrapped.step {bare:.0f}/s, mj_step {physical:.0f}/s, "
+          f"ratio SAR/bare {sar / bare:.2f}x, SAR/mj_step {sar / physical:.2f}x")
+
+
+def p3_p4(decisions, threads, log_dir, minibatch_steps):
+    rows = run_ours("sar_ppo.py", ["--dt", "lowest", "--total-steps", str(decisions), "--threads", str(threads)],
+                    log_dir, "p3")
+    n, epochs, minibatch = 2048, 10, 64
+    wall = float(rows[-1]["wall_time_s"])
+    update_times = [n / float(r["decisions_per_s"]) for r in rows]
+    remaining = math.ceil(1_000_000 / n) - len(rows)
+    total = wall + remaining * np.mean(update_times[-5:])
+    print(f"P3 SAR-PPO InvertedPendulum-v5 δ=0.002: measured {rows[-1]['decision_steps']} decisions in "
+          f"{wall:.0f} s; 1,000,000 decisions extrapolated {total / 60:.1f} min "
+          f"(ratio to the 10-min target {total / 600:.2f}x)")
+
+    # P4: the update's share of each row = update time - rollout time (GAE and logging included);
+    # env_steps is cumulative, so a row's own δ-steps are the difference; the first row is warm-up.
+    env_steps_per_row = np.diff([0] + [int(r["env_steps"]) for r in rows])[1:]
+    ppo_times = [n / float(r["decisions_per_s"]) - s / float(r["env_steps_per_s"])
+                 for r, s in zip(rows[1:], env_steps_per_row)]
+    per_minibatch = np.median(ppo_times) / (epochs * n / minibatch)
+
+    torch.set_num_threads(threads)
+    agent = sar_ppo.Agent(4, 1, repeat=1)
+    optimizer = torch.optim.Adam(agent.parameters(), lr=1e-4, eps=1e-5, fused=True)  # as in sar_ppo.py
+    x, y = torch.randn(minibatch, 4), torch.randn(minibatch)
+    for i in range(minibatch_steps + 20):
+        if i == 20:
+            start = time.perf_counter()
+        loss = (agent.critic(x).squeeze(1) - y).square().mean() + agent.actor_mean(agent.actor_body(x)).square().mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    floor = (time.perf_counter() - start) / minibatch_steps
+    print(f"P4 PPO update per minibatch step {per_minibatch * 1e3:.2f} ms, bare forward+backward+Adam "
+          f"{floor * 1e3:.2f} ms, ratio {per_minibatch / floor:.2f}x")
+
+
+if __name__ == "__main__":
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--quick", action="store_true", help="all four figures in under three minutes")
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--only", default="1234", help="which figures, e.g. 24")
+    args = p.parse_args()
+    torch.set_num_threads(args.threads)
+    print(f"machine: {os.cpu_count()} cores, {open('/proc/cpuinfo').read().split('model name')[1].split(':')[1].splitlines()[0].strip()}; "
+          f"torch {torch.__version__}, {args.threads} thread(s)")
+    with tempfile.TemporaryDirectory() as log_dir:
+        if "1" in args.only:
+            p1(10_240 if args.quick else 51_200, 1 if args.quick else 3, args.threads, log_dir)
+        if "2" in args.only:
+            for env_id, dt in (("Hopper-v5", 5e-4), ("InvertedPendulum-v5", 2e-3)):
+                p2(env_id, dt, 1_000 if args.quick else 5_000)
+        if "3" in args.only or "4" in args.only:
+            p3_p4(51_200 if args.quick else 102_400, args.threads, log_dir, 300 if args.quick else 2_000)
