@@ -46,14 +46,17 @@ def number(cell):
     return float(cell) if cell not in ("", None) else math.nan
 
 
-def load_run(folder, partial=False):
+def load_run(folder, partial=False, max_steps=None):
     """(config, columns as float arrays) of a run folder, or None with a one-line warning when it is
-    malformed or (unless `partial`) has not reached its --total-steps yet."""
+    malformed or (unless `partial`) has not reached its --total-steps yet. With `max_steps`, rows past
+    that many decisions are dropped and a run that reached it counts as finished."""
     try:
         with open(os.path.join(folder, "config.json")) as f:
             config = json.load(f)
         with open(os.path.join(folder, "progress.csv"), newline="") as f:
             rows = list(csv.DictReader(f))
+        if max_steps is not None:
+            rows = [r for r in rows if int(r["decision_steps"]) <= max_steps]
         if not rows:
             raise ValueError("progress.csv has no rows")
         columns = {k: np.array([number(r[k]) for r in rows]) for k in
@@ -61,8 +64,9 @@ def load_run(folder, partial=False):
                     "action_duration_mean_s")}
         for key in ("env_id", "method", "dt", "seed", "total_steps"):
             config[key]  # noqa: B018 - raises KeyError if missing
-        if not partial and columns["decision_steps"][-1] < config["total_steps"]:
-            raise ValueError(f"unfinished: {int(columns['decision_steps'][-1])} of {config['total_steps']} decisions")
+        goal = config["total_steps"] if max_steps is None else min(max_steps, config["total_steps"])
+        if not partial and columns["decision_steps"][-1] < goal:
+            raise ValueError(f"unfinished: {int(columns['decision_steps'][-1])} of {goal} decisions")
     except (OSError, ValueError, KeyError, TypeError, json.JSONDecodeError) as e:
         print(f"warning: skipping {folder}: {type(e).__name__}: {e}", file=sys.stderr)
         return None
@@ -90,7 +94,7 @@ def decisions_per_physical_second(columns):
     return float(columns["decision_steps"][-1] / columns["physical_time_s"][-1])
 
 
-def load_groups(paths, partial=False):
+def load_groups(paths, partial=False, max_steps=None):
     """{(env, setting, method, δ): [(config, columns, folder), ...]} over every run folder found."""
     folders = []
     for path in paths:
@@ -103,7 +107,7 @@ def load_groups(paths, partial=False):
             print(f"warning: skipping {path}: not a folder", file=sys.stderr)
     groups = defaultdict(list)
     for folder in folders:
-        run = load_run(folder, partial)
+        run = load_run(folder, partial, max_steps)
         if run is not None:
             config, columns = run
             groups[(config["env_id"], setting_of(config), config["method"], config["dt"])].append(
@@ -228,8 +232,14 @@ def main(argv=None):
     p.add_argument("--table", action="store_true", help="print the Markdown tables only, draw nothing")
     p.add_argument("--prefix", default="", help="prefix of the figure file names")
     p.add_argument("--partial", action="store_true", help="include runs that have not finished yet")
+    p.add_argument("--max-steps", type=int, default=None,
+                   help="use each run's first N decisions only (e.g. the 100k mark of a longer run)")
+    p.add_argument("--only", default=None, help="only run folders whose name contains this text")
     args = p.parse_args(argv)
-    groups = load_groups(args.paths, args.partial)
+    groups = load_groups(args.paths, args.partial, args.max_steps)
+    if args.only:
+        groups = {k: [r for r in runs if args.only in os.path.basename(r[2])] for k, runs in groups.items()}
+        groups = {k: runs for k, runs in groups.items() if runs}
     if not groups:
         print("error: no complete run found", file=sys.stderr)
         return 2
