@@ -370,17 +370,22 @@ BAD_FLAGS = [
 ]
 
 
-@pytest.mark.parametrize("flags,named", BAD_FLAGS)
-def test_bad_flag_exits_2_with_one_line_naming_it(flags, named, capsys):
+def assert_exits_2_naming(parse_args, flags, named, capsys):
     with pytest.raises(SystemExit) as exit_info:
-        sar_ppo.parse_args(flags)
+        parse_args(flags)
     err = capsys.readouterr().err
     assert exit_info.value.code == 2 and err.count("\n") == 1 and named in err
 
 
-def test_bad_flag_on_the_command_line_writes_nothing(tmp_path):
-    result = train("sar_ppo.py", tmp_path / "logs", "--dt", "0", check=False)
-    assert result.returncode == 2 and result.stderr.count("\n") == 1 and "--dt" in result.stderr
+@pytest.mark.parametrize("flags,named", BAD_FLAGS)
+def test_bad_flag_exits_2_with_one_line_naming_it(flags, named, capsys):
+    assert_exits_2_naming(sar_ppo.parse_args, flags, named, capsys)
+
+
+@pytest.mark.parametrize("script,flag,value", [("sar_ppo.py", "--dt", "0"), ("figar_ppo.py", "--noise-prob", "-1")])
+def test_bad_flag_on_the_command_line_writes_nothing(tmp_path, script, flag, value):
+    result = train(script, tmp_path / "logs", flag, value, check=False)
+    assert result.returncode == 2 and result.stderr.count("\n") == 1 and flag in result.stderr
     assert not (tmp_path / "logs").exists()
 
 
@@ -432,16 +437,7 @@ FIGAR_BAD_FLAGS = [
 
 @pytest.mark.parametrize("flags,named", FIGAR_BAD_FLAGS)
 def test_figar_bad_flag_exits_2_with_one_line_naming_it(flags, named, capsys):
-    with pytest.raises(SystemExit) as exit_info:
-        figar_ppo.parse_args(flags)
-    err = capsys.readouterr().err
-    assert exit_info.value.code == 2 and err.count("\n") == 1 and named in err
-
-
-def test_figar_bad_flag_on_the_command_line_writes_nothing(tmp_path):
-    result = train("figar_ppo.py", tmp_path / "logs", "--noise-prob", "-1", check=False)
-    assert result.returncode == 2 and result.stderr.count("\n") == 1 and "--noise-prob" in result.stderr
-    assert not (tmp_path / "logs").exists()
+    assert_exits_2_naming(figar_ppo.parse_args, flags, named, capsys)
 
 
 # ---------------------------------------------------------------- plot.py
