@@ -134,7 +134,7 @@ class DurativeRepetition(gym.Wrapper):
 
     def __init__(self, env, max_t, limit_t=True):
         super().__init__(env)
-        self.max_t, self.dt, self.gamma = max_t, env.dt, env.gamma
+        self.max_t, self.dt, self.gamma = max_t, env.get_wrapper_attr("dt"), env.get_wrapper_attr("gamma")
         low, high = env.action_space.low, env.action_space.high
         u_high = np.float32(1) if limit_t else np.float32(np.inf)  # --no-limit-t: u is not clipped above
         self.action_space = gym.spaces.Box(np.append(low, np.float32(-1)), np.append(high, u_high))

@@ -152,7 +152,7 @@ class SafeActionRepetition(gym.Wrapper):
     def __init__(self, env, max_d, max_t, lambda_dt=None, norm="l1", repeat=True):
         super().__init__(env)
         self.max_d, self.max_t, self.lambda_dt, self.norm, self.repeat = max_d, max_t, lambda_dt, norm, repeat
-        self.dt, self.gamma = env.dt, env.gamma
+        self.dt, self.gamma = env.get_wrapper_attr("dt"), env.get_wrapper_attr("gamma")  # of the δ-env
         # k·δ ≥ max_t as an integer test (no float drift); inf when --max-t inf
         self.max_steps = math.ceil(max_t / self.dt - 1e-9) if repeat and max_t < math.inf else math.inf
         self.max_steps = self.max_steps if repeat else 1

@@ -489,3 +489,15 @@ def test_plot_writes_every_figure_and_skips_unfinished_runs(tmp_path, capsys):
     assert names == sorted(f"{s}_{kind}.pdf" for s in ("deterministic", "ext-force") for kind in
                            ("return_vs_physical_time_s", "final_return", "action_duration"))
     assert all(p.stat().st_size > 1000 for p in out.iterdir())
+
+
+@pytest.mark.parametrize("script", ["sar_ppo.py", "figar_ppo.py"])
+def test_partially_observable_stochastic_setting_trains(tmp_path, script):
+    # App. D: HoldPenalty inside the repetition, the perceptible force outside it (λ-SAR's setting)
+    extra = ["--lambda-dt", "0.5"] if script == "sar_ppo.py" else []
+    train(script, tmp_path, "--total-steps", "512", "--num-steps", "256", "--update-epochs", "1",
+          "--noise", "ext-force-perceptible", "--hold-penalty", *extra)
+    with open(os.path.join(tmp_path, "run", "config.json")) as f:
+        config = json.load(f)
+    assert config["hold_penalty"] and config["noise"] == "ext-force-perceptible"
+    assert len(rows_of(tmp_path)) == 2
