@@ -41,15 +41,16 @@ def fail(message):
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=lambda prog: argparse.RawDescriptionHelpFormatter(
+        prog, max_help_position=32))
     p.error = fail  # argparse's own errors (unknown flag, bad choice) as one line too
-    p.add_argument("--env-id", default="InvertedPendulum-v5", help="a MuJoCo v5 task of Table 1")
+    p.add_argument("--env-id", default="InvertedPendulum-v5", help="a MuJoCo v5 task of Table 1 (default InvertedPendulum-v5)")
     p.add_argument("--dt", default="lowest",
-                   help="δ in seconds, or one of lowest|low|middle|original (Table 1)")
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--total-steps", type=int, default=1_000_000, help="decision steps to train for")
+                   help="δ in seconds, or one of lowest|low|middle|original (Table 1; default lowest)")
+    p.add_argument("--seed", type=int, default=1, help="seeds torch, numpy and the environment (default 1)")
+    p.add_argument("--total-steps", type=int, default=1_000_000, help="decision steps to train for, rounded up to whole updates (default 1,000,000)")
     # The method (Sec. 4.3-4.4)
-    p.add_argument("--max-t", type=float, default=0.05, help="t_max: duration t = u·t_max, in seconds")
+    p.add_argument("--max-t", type=float, default=0.05, help="t_max: duration t = u·t_max, in seconds (default 0.05)")
     p.add_argument("--no-limit-t", action="store_true",
                    help="ablation (App. H): t keeps its scale but u is not clipped above, so t can exceed t_max")
     p.add_argument("--scale-lr", action="store_true", help="PPO (scaled): lr·δ/δ0 (App. F.2)")
@@ -62,30 +63,30 @@ def parse_args(argv=None):
     p.add_argument("--hold-penalty", action="store_true",
                    help="App. D: a penalty once an action is held for t_thres (per-env defaults)")
     # PPO (App. I.3, Table 3)
-    p.add_argument("--learning-rate", type=float, default=1e-4)
-    p.add_argument("--adam-eps", type=float, default=1e-5)
-    p.add_argument("--num-steps", type=int, default=2048, help="decision steps per update")
-    p.add_argument("--update-epochs", type=int, default=10)
-    p.add_argument("--minibatch-size", type=int, default=64)
-    p.add_argument("--gamma", type=float, default=0.99, help="discount per δ0; γ_δ = γ^(δ/δ0)")
-    p.add_argument("--gae-lambda", type=float, default=0.95)
-    p.add_argument("--clip-coef", type=float, default=0.2)
-    p.add_argument("--vf-coef", type=float, default=0.5)
-    p.add_argument("--ent-coef", type=float, default=0.0)
-    p.add_argument("--max-grad-norm", type=float, default=0.5)
+    p.add_argument("--learning-rate", type=float, default=1e-4, help="Adam's constant step size (default 1e-4)")
+    p.add_argument("--adam-eps", type=float, default=1e-5, help="Adam's epsilon (default 1e-5)")
+    p.add_argument("--num-steps", type=int, default=2048, help="decision steps per update (default 2048)")
+    p.add_argument("--update-epochs", type=int, default=10, help="passes over a rollout per update (default 10)")
+    p.add_argument("--minibatch-size", type=int, default=64, help="decisions per gradient step (default 64)")
+    p.add_argument("--gamma", type=float, default=0.99, help="discount per δ0; γ_δ = γ^(δ/δ0) (default 0.99)")
+    p.add_argument("--gae-lambda", type=float, default=0.95, help="GAE λ, per decision step (default 0.95)")
+    p.add_argument("--clip-coef", type=float, default=0.2, help="PPO's ratio clipping ε (default 0.2)")
+    p.add_argument("--vf-coef", type=float, default=0.5, help="weight of the value loss (default 0.5)")
+    p.add_argument("--ent-coef", type=float, default=0.0, help="weight of the entropy bonus (default 0)")
+    p.add_argument("--max-grad-norm", type=float, default=0.5, help="gradient-norm clipping (default 0.5)")
     p.add_argument("--norm-obs", action=argparse.BooleanOptionalAction, default=None,
                    help="running mean/std of network inputs (default: on, off for Ant)")
     p.add_argument("--norm-reward", action=argparse.BooleanOptionalAction, default=None,
                    help="divide rewards by the running std of the return (default: on, off for Ant)")
     # Evaluation, logs, checkpoints
-    p.add_argument("--eval-every", type=int, default=0, help="updates between deterministic evaluations (0: none)")
-    p.add_argument("--eval-episodes", type=int, default=5)
-    p.add_argument("--log-dir", default="runs")
+    p.add_argument("--eval-every", type=int, default=0, help="updates between deterministic evaluations (default 0: none)")
+    p.add_argument("--eval-episodes", type=int, default=5, help="episodes per evaluation (default 5)")
+    p.add_argument("--log-dir", default="runs", help="runs are written to <log-dir>/<run-name>/ (default runs)")
     p.add_argument("--run-name", default=None, help="default: <env>__<method>__dt<δ>[__<noise>]__s<seed>")
-    p.add_argument("--checkpoint-every", type=int, default=10, help="updates between checkpoints")
+    p.add_argument("--checkpoint-every", type=int, default=10, help="updates between checkpoints (default 10)")
     p.add_argument("--save-model", action="store_true", help="also save the final agent as model.pt")
     p.add_argument("--resume", action="store_true", help="continue the run from its last checkpoint")
-    p.add_argument("--threads", type=int, default=1, help="torch threads")
+    p.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
     args = p.parse_args(argv)
 
     try:
