@@ -185,12 +185,14 @@ def plot_final_bars(groups, setting, path):
                 runs = groups.get((env_id, setting, method, dt))
                 if not runs:
                     continue
-                mean, ci = mean_ci([final_return(c) for _, c, _ in runs])
-                ax.bar(i + (j - (len(dts) - 1) / 2) * width, mean, width, yerr=ci, capsize=2,
-                       color=colors[dt], label=f"δ = {dt:g} s" if i == 0 else None)
+                finals = [final_return(c) for _, c, _ in runs]
+                mean, ci = mean_ci(finals)
+                x = i + (j - (len(dts) - 1) / 2) * width
+                ax.bar(x, mean, width, yerr=ci, capsize=2, color=colors[dt], label=f"δ = {dt:g} s" if i == 0 else None)
+                ax.scatter([x] * len(finals), finals, s=6, color="black", zorder=3)  # each seed
         ax.set_xticks(range(len(methods)), methods, fontsize=7)
         ax.set_title(f"{env_id} ({setting})", fontsize=9)
-        ax.set_ylabel("final training return")
+        ax.set_ylabel("final training return (dots: seeds)")
         ax.grid(alpha=0.3, axis="y")
         ax.legend(fontsize=6)
     fig.tight_layout()
