@@ -56,10 +56,10 @@ def resolve_dt(env_id, dt=None):
 class DtEnv(gym.Wrapper):
     """A MuJoCo task stepped every δ seconds with the physical time limit and return scale of δ0."""
 
-    def __init__(self, env, dt, dt0, max_episode_steps, gamma):
+    def __init__(self, env, dt, dt0, max_episode_steps, gamma=0.99):
         super().__init__(env)
         self.dt, self.dt0 = dt, dt0
-        self.gamma = gamma ** (dt / dt0)  # γ_δ = γ^(δ/δ0), same effective horizon (App. I.2)
+        self.gamma_dt = gamma ** (dt / dt0)  # γ_δ = γ^(δ/δ0), same effective horizon (App. I.2)
         self.reward_scale = dt / dt0  # r_δ = r·δ (eq. 2), in units of δ0-steps
         # Same physical limit; the 1e-9 guards int() against 19999.999... from float division.
         self.max_steps = int(max_episode_steps * dt0 / dt + 1e-9)
@@ -86,7 +86,7 @@ def make_env(env_id, dt=None, gamma=0.99):
     """`env_id` stepped every δ = `dt` seconds (frame_skip 1, MuJoCo timestep δ); untouched at δ0.
 
     No PassiveEnvChecker, OrderEnforcing or TimeLimit under it: the repetition loops call `step`
-    millions of times, so the only layer is DtEnv. Read off `env.dt`, `env.dt0`, `env.gamma` (γ_δ),
+    millions of times, so the only layer is DtEnv. Read off `env.dt`, `env.dt0`, `env.gamma_dt` (γ_δ),
     `env.max_steps`, and the running `env.episode_return` / `env.episode_length`.
     """
     dt = resolve_dt(env_id, dt)

@@ -11,7 +11,6 @@ import csv
 import json
 import math
 import os
-import random
 import sys
 import time
 from importlib.metadata import version
@@ -83,7 +82,7 @@ def parse_args(argv=None):
     p.add_argument("--eval-episodes", type=int, default=5, help="episodes per evaluation (default 5)")
     p.add_argument("--log-dir", default="runs", help="runs are written to <log-dir>/<run-name>/ (default runs)")
     p.add_argument("--run-name", default=None, help="default: <env>__<method>__dt<δ>[__<noise>]__s<seed>")
-    p.add_argument("--checkpoint-every", type=int, default=10, help="updates between checkpoints (default 10)")
+    p.add_argument("--checkpoint-every", type=int, default=1, help="updates between checkpoints (default 1)")
     p.add_argument("--save-model", action="store_true", help="also save the final agent as model.pt")
     p.add_argument("--resume", action="store_true", help="continue the run from its last checkpoint")
     p.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
@@ -102,7 +101,9 @@ def parse_args(argv=None):
          f"App. D defines it for {', '.join(envs.HOLD_PENALTY)} only"),
         ("--total-steps", args.total_steps > 0, "must be > 0"),
         ("--num-steps", args.num_steps > 0, "must be > 0"),
-        ("--minibatch-size", 0 < args.minibatch_size <= args.num_steps, "must lie in [1, --num-steps]"),
+        ("--minibatch-size", 1 < args.minibatch_size <= args.num_steps, "must lie in [2, --num-steps]"),
+        ("--minibatch-size", args.num_steps % args.minibatch_size != 1,
+         "leaves a last minibatch of one decision, whose advantages have no std"),
         ("--update-epochs", args.update_epochs > 0, "must be > 0"),
         ("--learning-rate", args.learning_rate > 0, "must be > 0"),
         ("--gamma", 0 < args.gamma <= 1, "must lie in (0, 1]"),
@@ -118,13 +119,28 @@ def parse_args(argv=None):
     is_ant = args.env_id.startswith("Ant")  # the paper normalizes everywhere but Ant (App. I.3)
     args.norm_obs = not is_ant if args.norm_obs is None else args.norm_obs
     args.norm_reward = not is_ant if args.norm_reward is None else args.norm_reward
-    args.method = "FiGAR-C-PPO (no limit on t)" if args.no_limit_t else "FiGAR-C-PPO"
-    if args.run_name is None:
-        slug = {"FiGAR-C-PPO": "figar", "FiGAR-C-PPO (no limit on t)": "figar-no-limit-t"}
-        noise = f"__{args.noise}" if args.noise else ""
-        noise += "__hold-penalty" if args.hold_penalty else ""
-        args.run_name = f"{args.env_id}__{slug[args.method]}__dt{args.dt:g}{noise}__s{args.seed}"
+    args.method, slug = "FiGAR-C-PPO", "figar"
+    # (name, run-name part) of the paper's variants (App. H), so that runs and plots keep them apart
+    variants = [v for v, on in [
+        (("no limit on t", "no-limit-t"), args.no_limit_t),
+        ((f"t_max={args.max_t:g}", f"maxt{args.max_t:g}"), args.max_t != 0.05),
+        (("scaled lr", "scaled-lr"), args.scale_lr)] if on]
+    args.method += f" ({', '.join(name for name, _ in variants)})" if variants else ""
+    args.run_name = args.run_name or run_name(args, "-".join([slug] + [part for _, part in variants]))
     return args
+
+
+def run_name(args, method_slug):
+    noise = f"__{args.noise}" if args.noise else ""
+    noise += f"-p{args.noise_prob:g}" if args.noise_prob is not None else ""
+    noise += f"-std{args.noise_std:g}" if args.noise_std is not None else ""
+    noise += "__hold-penalty" if args.hold_penalty else ""
+    return f"{args.env_id}__{method_slug}__dt{args.dt:g}{noise}__s{args.seed}"
+
+
+# Flags that may differ when a run is resumed; every other one must be the same.
+RESUMABLE_CHANGES = {"total_steps", "eval_every", "eval_episodes", "log_dir", "run_name", "checkpoint_every",
+                     "save_model", "resume", "threads"}
 
 
 # ---------------------------------------------------------------- the action repetition
@@ -135,7 +151,7 @@ class DurativeRepetition(gym.Wrapper):
 
     def __init__(self, env, max_t, limit_t=True):
         super().__init__(env)
-        self.max_t, self.dt, self.gamma = max_t, env.get_wrapper_attr("dt"), env.get_wrapper_attr("gamma")
+        self.max_t, self.dt, self.gamma_dt = max_t, env.get_wrapper_attr("dt"), env.get_wrapper_attr("gamma_dt")
         low, high = env.action_space.low, env.action_space.high
         u_high = np.float32(1) if limit_t else np.float32(np.inf)  # --no-limit-t: u is not clipped above
         self.action_space = gym.spaces.Box(np.append(low, np.float32(-1)), np.append(high, u_high))
@@ -147,7 +163,7 @@ class DurativeRepetition(gym.Wrapper):
         while True:
             obs, r, terminated, truncated, info = self.env.step(a)
             R += discount * r
-            discount *= self.gamma
+            discount *= self.gamma_dt
             undiscounted += r
             k += 1
             if terminated or truncated or k >= steps:
@@ -176,7 +192,7 @@ class Agent(nn.Module):
         self.actor_body = nn.Sequential(
             layer_init(nn.Linear(obs_dim, 256)), nn.ReLU(),
             layer_init(nn.Linear(256, 256)), nn.ReLU())
-        self.actor_mean = layer_init(nn.Linear(256, num_actions + repeat), std=0.01)
+        self.actor_mean = layer_init(nn.Linear(256, num_actions + int(repeat)), std=0.01)
         self.actor_logstd = nn.Parameter(torch.zeros(num_actions))
         self.repeat_logstd = layer_init(nn.Linear(256, 1), std=0.01) if repeat else None
 
@@ -234,11 +250,16 @@ if __name__ == "__main__":
     checkpoint_path = os.path.join(run_dir, "checkpoint.pt")
     if os.path.exists(progress_path) and not args.resume:
         fail(f"--run-name: {run_dir} exists; pass --resume to continue it or choose another --run-name")
+    if args.resume and os.path.exists(os.path.join(run_dir, "config.json")):
+        with open(os.path.join(run_dir, "config.json")) as f:
+            saved = json.load(f)
+        changed = [k for k in vars(args) if k not in RESUMABLE_CHANGES and saved.get(k) != getattr(args, k)]
+        if changed:
+            fail(f"--resume: {run_dir} was made with other {', '.join('--' + k.replace('_', '-') for k in changed)}; "
+                 f"pass the same flags or choose another --run-name")
     torch.set_num_threads(args.threads)
-    random.seed(args.seed)
-    np.random.seed(args.seed)
-    torch.manual_seed(args.seed)
-    rng = np.random.default_rng(args.seed)
+    torch.manual_seed(args.seed)  # the policy's samples and the network init
+    rng = np.random.default_rng(args.seed)  # minibatch order; the env has its own, seeded by reset
 
     # Environment: δ-env, then the repetition, then the perturbation outside it (one draw per decision).
     def make_decision_env():
@@ -251,13 +272,13 @@ if __name__ == "__main__":
         return env, repetition
 
     env, repetition = make_decision_env()
-    dt, dt0, gamma = repetition.dt, envs.DT_TABLE[args.env_id][-1], repetition.gamma
+    dt, dt0, gamma_dt = repetition.dt, envs.DT_TABLE[args.env_id][-1], repetition.gamma_dt
     obs_dim = env.observation_space.shape[0]
     action_low, action_high = env.action_space.low, env.action_space.high
     num_actions = env.unwrapped.action_space.shape[0]
     learning_rate = args.learning_rate * (dt / dt0 if args.scale_lr else 1.0)
 
-    agent = Agent(obs_dim, num_actions, repeat=1)
+    agent = Agent(obs_dim, num_actions, repeat=True)
     # fused: one kernel for all parameters instead of ~10 small ops per tensor (same update rule)
     optimizer = torch.optim.Adam(agent.parameters(), lr=learning_rate, eps=args.adam_eps, fused=True)
     obs_rms = RunningMeanStd(shape=(obs_dim,))  # network inputs
@@ -286,7 +307,7 @@ if __name__ == "__main__":
         with open(progress_path, "w", newline="") as f:
             csv.DictWriter(f, COLUMNS).writeheader()
     config = {**vars(args), "env_id": args.env_id, "method": args.method, "dt": dt, "dt0": dt0,
-              "gamma_dt": gamma, "seed": args.seed, "learning_rate_used": learning_rate,
+              "gamma_dt": gamma_dt, "seed": args.seed, "learning_rate_used": learning_rate,
               "resumed_at_decision_steps": counters["decision_steps"] or None,  # flags of the latest (re)start
               "versions": {p: version(p) for p in ("torch", "gymnasium", "mujoco", "numpy")}}
     with open(os.path.join(run_dir, "config.json"), "w") as f:
@@ -306,14 +327,15 @@ if __name__ == "__main__":
     final_obs_buf = np.zeros((n, obs_dim), np.float32)  # for bootstrapping truncations
     durations_buf = np.zeros(n, np.int64)  # w, in δ-steps
 
-    def observe(raw_obs):  # network input; statistics updated in training only
+    def observe(raw_obs):  # the network input of a training step: updates obs_rms, then normalizes
         if args.norm_obs:
             obs_rms.update_from_moments(raw_obs, 0.0, 1)  # one sample; cheaper than update()'s np.var
         return normalize(raw_obs, obs_rms, args.norm_obs)
 
+    eval_env, eval_repetition = make_decision_env() if args.eval_every else (None, None)
+
     def evaluate():
         """Deterministic (mean-action) episodes with every running statistic frozen."""
-        eval_env, eval_repetition = make_decision_env()
         returns = []
         for episode in range(args.eval_episodes):
             raw_obs, _ = eval_env.reset(seed=args.seed + 10_000 + episode)
@@ -347,10 +369,10 @@ if __name__ == "__main__":
             actions_buf[step] = action  # the log-probability is of the unclipped sample
             raw_obs, R, terminated, truncated, info = env.step(np.clip(action, action_low, action_high))
             w = info["w"]
-            discounts_buf[step] = gamma ** w
+            discounts_buf[step] = gamma_dt ** w
             durations_buf[step] = w
             if args.norm_reward:  # R / std of the discounted return, clipped to ±10
-                discounted_return = discounted_return * gamma ** w + R
+                discounted_return = discounted_return * gamma_dt ** w + R
                 ret_rms.update_from_moments(discounted_return, 0.0, 1)
                 R = np.clip(R / np.sqrt(ret_rms.var + 1e-8), -10.0, 10.0)
             rewards_buf[step] = R
@@ -384,7 +406,7 @@ if __name__ == "__main__":
         b_obs, b_actions = torch.as_tensor(obs_buf), torch.as_tensor(actions_buf)
         b_logprobs, b_advantages = torch.as_tensor(logprobs_buf), torch.as_tensor(advantages)
         b_returns = torch.as_tensor(returns)
-        clip_fractions, approx_kls = [], []
+        clip_fractions, approx_kls, pg_losses, v_losses, entropies = [], [], [], [], []
         for epoch in range(args.update_epochs):
             order = rng.permutation(n)
             for begin in range(0, n, args.minibatch_size):
@@ -409,11 +431,13 @@ if __name__ == "__main__":
                 loss.backward()
                 nn.utils.clip_grad_norm_(agent.parameters(), args.max_grad_norm)
                 optimizer.step()
+                pg_losses.append(pg_loss.detach()), v_losses.append(v_loss.detach())
+                entropies.append(entropy.detach().mean())
         counters["update"] += 1
 
         # ---------------- logs
-        eval_return = evaluate() if args.eval_every and counters["update"] % args.eval_every == 0 else None
         update_time = time.time() - update_start
+        eval_return = evaluate() if args.eval_every and counters["update"] % args.eval_every == 0 else None
         counters["wall_time_s"] = time.time() - start
         row = {
             "decision_steps": counters["decision_steps"], "env_steps": counters["env_steps"],
@@ -423,10 +447,10 @@ if __name__ == "__main__":
             "eval_return_mean": "" if eval_return is None else eval_return,
             "action_duration_mean_s": float(durations_buf.mean() * dt),
             "safe_radius_mean": "",
-            "policy_loss": pg_loss.item(), "value_loss": v_loss.item(),
+            "policy_loss": torch.stack(pg_losses).mean().item(), "value_loss": torch.stack(v_losses).mean().item(),
             "approx_kl": torch.stack(approx_kls).mean().item(),
             "clip_fraction": torch.stack(clip_fractions).mean().item(),
-            "entropy": entropy.mean().item(),
+            "entropy": torch.stack(entropies).mean().item(),
             "decisions_per_s": round(n / update_time, 1),
             "env_steps_per_s": round(durations_buf.sum() / rollout_time, 1),
         }
@@ -445,6 +469,8 @@ if __name__ == "__main__":
                 "counters": counters,
                 "torch_rng": torch.get_rng_state(), "numpy_rng": rng.bit_generator.state})
     progress.close()
+    if eval_env is not None:
+        eval_env.close()
     if args.save_model:
         torch.save(agent.state_dict(), os.path.join(run_dir, "model.pt"))
     env.close()

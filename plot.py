@@ -75,6 +75,8 @@ def load_run(folder, partial=False, max_steps=None):
 
 def setting_of(config):
     parts = [config.get("noise")] if config.get("noise") else []
+    parts += [f"p={config['noise_prob']:g}"] if config.get("noise_prob") is not None else []
+    parts += [f"std={config['noise_std']:g}"] if config.get("noise_std") is not None else []
     parts += ["hold-penalty"] if config.get("hold_penalty") else []
     return "+".join(parts) or "deterministic"
 
@@ -180,6 +182,7 @@ def plot_final_bars(groups, setting, path):
         methods = sorted({k[2] for k in keys})
         dts = sorted({k[3] for k in keys})
         width = 0.8 / max(1, len(dts))
+        labelled = set()
         for j, dt in enumerate(dts):
             for i, method in enumerate(methods):
                 runs = groups.get((env_id, setting, method, dt))
@@ -188,7 +191,9 @@ def plot_final_bars(groups, setting, path):
                 finals = [final_return(c) for _, c, _ in runs]
                 mean, ci = mean_ci(finals)
                 x = i + (j - (len(dts) - 1) / 2) * width
-                ax.bar(x, mean, width, yerr=ci, capsize=2, color=colors[dt], label=f"δ = {dt:g} s" if i == 0 else None)
+                ax.bar(x, mean, width, yerr=ci, capsize=2, color=colors[dt],
+                       label=None if dt in labelled else f"δ = {dt:g} s")
+                labelled.add(dt)
                 ax.scatter([x] * len(finals), finals, s=6, color="black", zorder=3)  # each seed
         ax.set_xticks(range(len(methods)), methods, fontsize=7)
         ax.set_title(f"{env_id} ({setting})", fontsize=9)

@@ -12,7 +12,6 @@ import csv
 import json
 import math
 import os
-import random
 import sys
 import time
 from importlib.metadata import version
@@ -90,7 +89,7 @@ def parse_args(argv=None):
     p.add_argument("--eval-episodes", type=int, default=5, help="episodes per evaluation (default 5)")
     p.add_argument("--log-dir", default="runs", help="runs are written to <log-dir>/<run-name>/ (default runs)")
     p.add_argument("--run-name", default=None, help="default: <env>__<method>__dt<δ>[__<noise>]__s<seed>")
-    p.add_argument("--checkpoint-every", type=int, default=10, help="updates between checkpoints (default 10)")
+    p.add_argument("--checkpoint-every", type=int, default=1, help="updates between checkpoints (default 1)")
     p.add_argument("--save-model", action="store_true", help="also save the final agent as model.pt")
     p.add_argument("--resume", action="store_true", help="continue the run from its last checkpoint")
     p.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
@@ -114,7 +113,9 @@ def parse_args(argv=None):
          f"App. D defines it for {', '.join(envs.HOLD_PENALTY)} only"),
         ("--total-steps", args.total_steps > 0, "must be > 0"),
         ("--num-steps", args.num_steps > 0, "must be > 0"),
-        ("--minibatch-size", 0 < args.minibatch_size <= args.num_steps, "must lie in [1, --num-steps]"),
+        ("--minibatch-size", 1 < args.minibatch_size <= args.num_steps, "must lie in [2, --num-steps]"),
+        ("--minibatch-size", args.num_steps % args.minibatch_size != 1,
+         "leaves a last minibatch of one decision, whose advantages have no std"),
         ("--update-epochs", args.update_epochs > 0, "must be > 0"),
         ("--learning-rate", args.learning_rate > 0, "must be > 0"),
         ("--gamma", 0 < args.gamma <= 1, "must lie in (0, 1]"),
@@ -131,15 +132,34 @@ def parse_args(argv=None):
     args.norm_obs = not is_ant if args.norm_obs is None else args.norm_obs
     args.norm_reward = not is_ant if args.norm_reward is None else args.norm_reward
     if args.no_repeat:
-        args.method = "PPO (scaled)" if args.scale_lr else "PPO"
+        args.method, slug = ("PPO (scaled)", "ppo-scaled") if args.scale_lr else ("PPO", "ppo")
+        variants = []
     else:
-        args.method = "SAR-PPO" if args.lambda_dt is None else "λ-SAR-PPO"
-    if args.run_name is None:
-        slug = {"PPO": "ppo", "PPO (scaled)": "ppo-scaled", "SAR-PPO": "sar", "λ-SAR-PPO": "lambda-sar"}
-        noise = f"__{args.noise}" if args.noise else ""
-        noise += "__hold-penalty" if args.hold_penalty else ""
-        args.run_name = f"{args.env_id}__{slug[args.method]}__dt{args.dt:g}{noise}__s{args.seed}"
+        args.method, slug = ("SAR-PPO", "sar") if args.lambda_dt is None else ("λ-SAR-PPO", "lambda-sar")
+        # (name, run-name part) of the paper's variants (App. H), so that runs and plots keep them apart
+        variants = [v for v, on in [
+            (("l2", "l2"), args.norm == "l2"),
+            ((f"d_max={args.max_d:g}", f"maxd{args.max_d:g}"), args.max_d != (1.0 if args.norm == "l2" else 0.5)),
+            (("no limit on t", "no-limit-t") if args.max_t == math.inf else (f"t_max={args.max_t:g}", f"maxt{args.max_t:g}"),
+             args.max_t != 0.05),
+            ((f"λ={args.lambda_dt}", f"lambda{args.lambda_dt}"), args.lambda_dt not in (None, 0.5)),
+            (("scaled lr", "scaled-lr"), args.scale_lr)] if on]
+    args.method += f" ({', '.join(name for name, _ in variants)})" if variants else ""
+    args.run_name = args.run_name or run_name(args, "-".join([slug] + [part for _, part in variants]))
     return args
+
+
+def run_name(args, method_slug):
+    noise = f"__{args.noise}" if args.noise else ""
+    noise += f"-p{args.noise_prob:g}" if args.noise_prob is not None else ""
+    noise += f"-std{args.noise_std:g}" if args.noise_std is not None else ""
+    noise += "__hold-penalty" if args.hold_penalty else ""
+    return f"{args.env_id}__{method_slug}__dt{args.dt:g}{noise}__s{args.seed}"
+
+
+# Flags that may differ when a run is resumed; every other one must be the same.
+RESUMABLE_CHANGES = {"total_steps", "eval_every", "eval_episodes", "log_dir", "run_name", "checkpoint_every",
+                     "save_model", "resume", "threads"}
 
 
 # ---------------------------------------------------------------- the action repetition
@@ -153,10 +173,12 @@ class SafeActionRepetition(gym.Wrapper):
     def __init__(self, env, max_d, max_t, lambda_dt=None, norm="l1", repeat=True):
         super().__init__(env)
         self.max_d, self.max_t, self.lambda_dt, self.norm, self.repeat = max_d, max_t, lambda_dt, norm, repeat
-        self.dt, self.gamma = env.get_wrapper_attr("dt"), env.get_wrapper_attr("gamma")  # of the δ-env
-        # k·δ ≥ max_t as an integer test (no float drift); inf when --max-t inf
-        self.max_steps = math.ceil(max_t / self.dt - 1e-9) if repeat and max_t < math.inf else math.inf
-        self.max_steps = self.max_steps if repeat else 1
+        self.dt, self.gamma_dt = env.get_wrapper_attr("dt"), env.get_wrapper_attr("gamma_dt")  # of the δ-env
+        # k·δ ≥ max_t as an integer test on k (no float drift); plain PPO takes one δ-step
+        if not repeat:
+            self.max_repeats = 1
+        else:
+            self.max_repeats = math.ceil(max_t / self.dt - 1e-9) if max_t < math.inf else math.inf
         if repeat:
             low, high = env.action_space.low, env.action_space.high
             self.action_space = gym.spaces.Box(np.append(low, np.float32(-1)), np.append(high, np.float32(1)))
@@ -183,11 +205,11 @@ class SafeActionRepetition(gym.Wrapper):
         while True:
             obs, r, terminated, truncated, info = self.env.step(a)
             R += discount * r
-            discount *= self.gamma
+            discount *= self.gamma_dt
             undiscounted += r
             k += 1
             seen.append(obs)  # a fresh array from MuJoCo: appending costs no copy
-            if terminated or truncated or k >= self.max_steps:
+            if terminated or truncated or k >= self.max_repeats:
                 break
             if self.norm == "l1":
                 distance = np.abs(obs - s_i) @ weight
@@ -204,7 +226,8 @@ class SafeActionRepetition(gym.Wrapper):
             mean = batch.sum(0) / k
             self.obs_stats.update_from_moments(mean, np.square(batch - mean).sum(0) / k, k)
         self.obs = obs
-        info["w"], info["safe_radius"], info["undiscounted_reward"] = k, d, undiscounted
+        # logged as safe_radius_mean: d for SAR; for λ-SAR the threshold u of eq. (8)
+        info["w"], info["safe_radius"], info["undiscounted_reward"] = k, d if self.lambda_dt is None else u, undiscounted
         return obs, R, terminated, truncated, info
 
 
@@ -228,7 +251,7 @@ class Agent(nn.Module):
         self.actor_body = nn.Sequential(
             layer_init(nn.Linear(obs_dim, 256)), nn.ReLU(),
             layer_init(nn.Linear(256, 256)), nn.ReLU())
-        self.actor_mean = layer_init(nn.Linear(256, num_actions + repeat), std=0.01)
+        self.actor_mean = layer_init(nn.Linear(256, num_actions + int(repeat)), std=0.01)
         self.actor_logstd = nn.Parameter(torch.zeros(num_actions))
         self.repeat_logstd = layer_init(nn.Linear(256, 1), std=0.01) if repeat else None
 
@@ -286,11 +309,16 @@ if __name__ == "__main__":
     checkpoint_path = os.path.join(run_dir, "checkpoint.pt")
     if os.path.exists(progress_path) and not args.resume:
         fail(f"--run-name: {run_dir} exists; pass --resume to continue it or choose another --run-name")
+    if args.resume and os.path.exists(os.path.join(run_dir, "config.json")):
+        with open(os.path.join(run_dir, "config.json")) as f:
+            saved = json.load(f)
+        changed = [k for k in vars(args) if k not in RESUMABLE_CHANGES and saved.get(k) != getattr(args, k)]
+        if changed:
+            fail(f"--resume: {run_dir} was made with other {', '.join('--' + k.replace('_', '-') for k in changed)}; "
+                 f"pass the same flags or choose another --run-name")
     torch.set_num_threads(args.threads)
-    random.seed(args.seed)
-    np.random.seed(args.seed)
-    torch.manual_seed(args.seed)
-    rng = np.random.default_rng(args.seed)
+    torch.manual_seed(args.seed)  # the policy's samples and the network init
+    rng = np.random.default_rng(args.seed)  # minibatch order; the env has its own, seeded by reset
 
     # Environment: δ-env, then the repetition, then the perturbation outside it (one draw per decision).
     def make_decision_env():
@@ -304,13 +332,13 @@ if __name__ == "__main__":
         return env, repetition
 
     env, repetition = make_decision_env()
-    dt, dt0, gamma = repetition.dt, envs.DT_TABLE[args.env_id][-1], repetition.gamma
+    dt, dt0, gamma_dt = repetition.dt, envs.DT_TABLE[args.env_id][-1], repetition.gamma_dt
     obs_dim = env.observation_space.shape[0]
     action_low, action_high = env.action_space.low, env.action_space.high
     num_actions = env.unwrapped.action_space.shape[0]
     learning_rate = args.learning_rate * (dt / dt0 if args.scale_lr else 1.0)
 
-    agent = Agent(obs_dim, num_actions, repeat=int(not args.no_repeat))
+    agent = Agent(obs_dim, num_actions, repeat=not args.no_repeat)
     # fused: one kernel for all parameters instead of ~10 small ops per tensor (same update rule)
     optimizer = torch.optim.Adam(agent.parameters(), lr=learning_rate, eps=args.adam_eps, fused=True)
     obs_rms = RunningMeanStd(shape=(obs_dim,))  # network inputs
@@ -340,7 +368,7 @@ if __name__ == "__main__":
         with open(progress_path, "w", newline="") as f:
             csv.DictWriter(f, COLUMNS).writeheader()
     config = {**vars(args), "env_id": args.env_id, "method": args.method, "dt": dt, "dt0": dt0,
-              "gamma_dt": gamma, "seed": args.seed, "learning_rate_used": learning_rate,
+              "gamma_dt": gamma_dt, "seed": args.seed, "learning_rate_used": learning_rate,
               "resumed_at_decision_steps": counters["decision_steps"] or None,  # flags of the latest (re)start
               "versions": {p: version(p) for p in ("torch", "gymnasium", "mujoco", "numpy")}}
     with open(os.path.join(run_dir, "config.json"), "w") as f:
@@ -361,14 +389,15 @@ if __name__ == "__main__":
     durations_buf = np.zeros(n, np.int64)  # w, in δ-steps
     radius_buf = np.zeros(n, np.float32)
 
-    def observe(raw_obs):  # network input; statistics updated in training only
+    def observe(raw_obs):  # the network input of a training step: updates obs_rms, then normalizes
         if args.norm_obs:
             obs_rms.update_from_moments(raw_obs, 0.0, 1)  # one sample; cheaper than update()'s np.var
         return normalize(raw_obs, obs_rms, args.norm_obs)
 
+    eval_env, eval_repetition = make_decision_env() if args.eval_every else (None, None)
+
     def evaluate():
         """Deterministic (mean-action) episodes with every running statistic frozen."""
-        eval_env, eval_repetition = make_decision_env()
         eval_repetition.obs_stats, eval_repetition.update_stats = repetition.obs_stats, False
         returns = []
         for episode in range(args.eval_episodes):
@@ -403,11 +432,11 @@ if __name__ == "__main__":
             actions_buf[step] = action  # the log-probability is of the unclipped sample
             raw_obs, R, terminated, truncated, info = env.step(np.clip(action, action_low, action_high))
             w = info["w"]
-            discounts_buf[step] = gamma ** w
+            discounts_buf[step] = gamma_dt ** w
             durations_buf[step] = w
             radius_buf[step] = info["safe_radius"]
             if args.norm_reward:  # R / std of the discounted return, clipped to ±10
-                discounted_return = discounted_return * gamma ** w + R
+                discounted_return = discounted_return * gamma_dt ** w + R
                 ret_rms.update_from_moments(discounted_return, 0.0, 1)
                 R = np.clip(R / np.sqrt(ret_rms.var + 1e-8), -10.0, 10.0)
             rewards_buf[step] = R
@@ -441,7 +470,7 @@ if __name__ == "__main__":
         b_obs, b_actions = torch.as_tensor(obs_buf), torch.as_tensor(actions_buf)
         b_logprobs, b_advantages = torch.as_tensor(logprobs_buf), torch.as_tensor(advantages)
         b_returns = torch.as_tensor(returns)
-        clip_fractions, approx_kls = [], []
+        clip_fractions, approx_kls, pg_losses, v_losses, entropies = [], [], [], [], []
         for epoch in range(args.update_epochs):
             order = rng.permutation(n)
             for begin in range(0, n, args.minibatch_size):
@@ -466,11 +495,13 @@ if __name__ == "__main__":
                 loss.backward()
                 nn.utils.clip_grad_norm_(agent.parameters(), args.max_grad_norm)
                 optimizer.step()
+                pg_losses.append(pg_loss.detach()), v_losses.append(v_loss.detach())
+                entropies.append(entropy.detach().mean())
         counters["update"] += 1
 
         # ---------------- logs
-        eval_return = evaluate() if args.eval_every and counters["update"] % args.eval_every == 0 else None
         update_time = time.time() - update_start
+        eval_return = evaluate() if args.eval_every and counters["update"] % args.eval_every == 0 else None
         counters["wall_time_s"] = time.time() - start
         row = {
             "decision_steps": counters["decision_steps"], "env_steps": counters["env_steps"],
@@ -480,10 +511,10 @@ if __name__ == "__main__":
             "eval_return_mean": "" if eval_return is None else eval_return,
             "action_duration_mean_s": float(durations_buf.mean() * dt),
             "safe_radius_mean": "" if args.no_repeat else float(radius_buf.mean()),
-            "policy_loss": pg_loss.item(), "value_loss": v_loss.item(),
+            "policy_loss": torch.stack(pg_losses).mean().item(), "value_loss": torch.stack(v_losses).mean().item(),
             "approx_kl": torch.stack(approx_kls).mean().item(),
             "clip_fraction": torch.stack(clip_fractions).mean().item(),
-            "entropy": entropy.mean().item(),
+            "entropy": torch.stack(entropies).mean().item(),
             "decisions_per_s": round(n / update_time, 1),
             "env_steps_per_s": round(durations_buf.sum() / rollout_time, 1),
         }
@@ -502,6 +533,8 @@ if __name__ == "__main__":
                 "repetition_stats": stats_state(repetition.obs_stats), "counters": counters,
                 "torch_rng": torch.get_rng_state(), "numpy_rng": rng.bit_generator.state})
     progress.close()
+    if eval_env is not None:
+        eval_env.close()
     if args.save_model:
         torch.save(agent.state_dict(), os.path.join(run_dir, "model.pt"))
     env.close()

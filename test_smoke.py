@@ -39,13 +39,13 @@ def test_hold_penalty_and_alert_then_off_pass_check_env():
 def test_original_dt_leaves_the_env_untouched():
     env = envs.make_env("Hopper-v5")
     assert env.unwrapped.frame_skip == 4 and env.dt == env.dt0 == 0.008
-    assert env.max_steps == 1000 and env.gamma == 0.99 and env.reward_scale == 1.0
+    assert env.max_steps == 1000 and env.gamma_dt == 0.99 and env.reward_scale == 1.0
 
 
 def test_dt_levels_and_gamma_follow_table_1():
     env = envs.make_env("Reacher-v5", "middle")
     assert (env.dt, env.dt0, env.max_steps) == (5e-3, 2e-2, 200)
-    assert env.gamma == pytest.approx(0.99 ** 0.25)
+    assert env.gamma_dt == pytest.approx(0.99 ** 0.25)
     assert envs.resolve_dt("Walker2d-v5", "0.001") == 1e-3
 
 
@@ -206,7 +206,7 @@ class Scripted(gym.Env):
     def __init__(self, observations, rewards=None, end=None, dt=0.01, gamma=0.9):
         self.observations = [np.array(o, dtype=np.float64) for o in observations]
         self.rewards = rewards or [float(i + 1) for i in range(len(observations))]
-        self.end, self.dt, self.gamma = end or len(observations), dt, gamma
+        self.end, self.dt, self.gamma_dt = end or len(observations), dt, gamma
 
     def reset(self, *, seed=None, options=None):
         self.k = 0
@@ -366,7 +366,7 @@ BAD_FLAGS = [
     (["--noise-prob", "1.5"], "--noise-prob"), (["--noise-prob", "-0.1"], "--noise-prob"),
     (["--noise-std", "-1"], "--noise-std"), (["--lambda-dt", "1.5"], "--lambda-dt"),
     (["--lambda-dt", "-0.5"], "--lambda-dt"), (["--total-steps", "0"], "--total-steps"),
-    (["--no-such-flag"], "--no-such-flag"),
+    (["--no-such-flag"], "--no-such-flag"), (["--num-steps", "129", "--minibatch-size", "64"], "--minibatch-size"),
 ]
 
 
@@ -501,3 +501,21 @@ def test_partially_observable_stochastic_setting_trains(tmp_path, script):
         config = json.load(f)
     assert config["hold_penalty"] and config["noise"] == "ext-force-perceptible"
     assert len(rows_of(tmp_path)) == 2
+
+
+def test_resume_with_other_method_flags_exits_2_and_changes_nothing(tmp_path):
+    flags = ["--total-steps", "512", "--num-steps", "256", "--update-epochs", "1"]
+    train("sar_ppo.py", tmp_path, *flags)
+    before = (tmp_path / "run" / "progress.csv").read_text(), (tmp_path / "run" / "config.json").read_text()
+    result = train("sar_ppo.py", tmp_path, *flags, "--resume", "--norm", "l2", check=False)
+    assert result.returncode == 2 and result.stderr.count("\n") == 1 and "--norm" in result.stderr
+    assert before == ((tmp_path / "run" / "progress.csv").read_text(), (tmp_path / "run" / "config.json").read_text())
+    train("sar_ppo.py", tmp_path, *flags[:1], "1024", *flags[2:], "--resume")  # a longer budget is fine
+    assert [int(r["decision_steps"]) for r in rows_of(tmp_path)] == [256, 512, 768, 1024]
+
+
+def test_variants_get_their_own_method_name_and_run_name():
+    args = sar_ppo.parse_args(["--norm", "l2", "--max-t", "inf"])
+    assert args.method == "SAR-PPO (l2, no limit on t)" and "__sar-l2-no-limit-t__" in args.run_name
+    args = figar_ppo.parse_args(["--no-limit-t", "--noise", "action", "--noise-prob", "0.1"])
+    assert args.method == "FiGAR-C-PPO (no limit on t)" and "__action-p0.1__" in args.run_name
