@@ -145,7 +145,7 @@ def style_maps(groups):
 
 def panels(groups, setting):
     envs_ = sorted({key[0] for key in groups if key[1] == setting})
-    fig, axes = plt.subplots(1, len(envs_), figsize=(4.2 * len(envs_), 3.4), squeeze=False)
+    fig, axes = plt.subplots(1, len(envs_), figsize=(5.2 * len(envs_), 4.0), squeeze=False)
     return fig, dict(zip(envs_, axes[0]))
 
 
@@ -161,7 +161,7 @@ def plot_curves(groups, setting, x_key, y_key, y_label, path):
         grid, mean, ci = curve
         ax = axes[env_id]
         ax.plot(grid, mean, styles[method], color=colors[dt], label=f"{method}, δ = {dt:g} s (n={len(runs)})")
-        ax.fill_between(grid, mean - ci, mean + ci, color=colors[dt], alpha=0.2, linewidth=0)
+        ax.fill_between(grid, mean - ci, mean + ci, color=colors[dt], alpha=0.1, linewidth=0)
     for env_id, ax in axes.items():
         ax.set_title(f"{env_id} ({setting})", fontsize=9)
         ax.set_xlabel(X_LABELS.get(x_key, x_key))
