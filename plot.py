@@ -241,11 +241,12 @@ def main(argv=None):
     p.add_argument("--partial", action="store_true", help="include runs that have not finished yet")
     p.add_argument("--max-steps", type=int, default=None,
                    help="use each run's first N decisions only (e.g. the 100k mark of a longer run)")
-    p.add_argument("--only", default=None, help="only run folders whose name contains this text")
+    p.add_argument("--only", nargs="+", default=None, help="only run folders whose name contains one of these texts")
     args = p.parse_args(argv)
     groups = load_groups(args.paths, args.partial, args.max_steps)
     if args.only:
-        groups = {k: [r for r in runs if args.only in os.path.basename(r[2])] for k, runs in groups.items()}
+        groups = {k: [r for r in runs if any(text in os.path.basename(r[2]) for text in args.only)]
+                  for k, runs in groups.items()}
         groups = {k: runs for k, runs in groups.items() if runs}
     if not groups:
         print("error: no complete run found", file=sys.stderr)
