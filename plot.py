@@ -215,8 +215,9 @@ def table(groups):
         rate = np.mean([decisions_per_physical_second(c) for _, c, _ in runs])
         steps = min(int(c["decision_steps"][-1]) for _, c, _ in runs)
         wall = np.mean([c["wall_time_s"][-1] / 60 for _, c, _ in runs])
+        final = f"{mean:.1f} ± {ci:.1f}" if len(runs) > 1 else f"{mean:.1f} (one seed)"
         lines.append(f"| {env_id} | {setting} | {method} | {dt:g} | {len(runs)} | {steps:,} | "
-                     f"{mean:.1f} ± {ci:.1f} | {rate:.1f} | {wall:.1f} |")
+                     f"{final} | {rate:.1f} | {wall:.1f} |")
     return "\n".join(lines)
 
 

@@ -474,6 +474,7 @@ def test_plot_groups_seeds_with_student_t_interval_and_skips_bad_runs(tmp_path, 
     assert mean == pytest.approx(20.0) and ci == pytest.approx(4.303 * 10 / math.sqrt(3))
     assert plot.mean_ci([5.0]) == (5.0, 0.0)
     assert "| 20.0 ± 24.8 |" in plot.table(groups)
+    assert "| 5.0 (one seed) |" in plot.table(groups)  # no interval from one seed
 
 
 def test_plot_writes_every_figure_and_skips_unfinished_runs(tmp_path, capsys):
