@@ -492,6 +492,19 @@ def test_plot_writes_every_figure_and_skips_unfinished_runs(tmp_path, capsys):
     assert all(p.stat().st_size > 1000 for p in out.iterdir())
 
 
+def test_readme_final_returns_come_from_the_committed_runs():
+    # a clean clone must hold the runs behind README's InvertedPendulum tables (issue #6)
+    here = os.path.dirname(os.path.abspath(__file__))
+    groups = plot.load_groups([os.path.join(here, "results", "runs")])
+    pendulum = {key: runs for key, runs in groups.items() if key[0] == "InvertedPendulum-v5"}
+    assert len(pendulum) == 15 and all(len(runs) == 3 for runs in pendulum.values())  # 9 δ-cells + 6 noisy
+    with open(os.path.join(here, "README.md")) as f:
+        readme = f.read()
+    for runs in pendulum.values():
+        mean, ci = plot.mean_ci([plot.final_return(c) for _, c, _ in runs])
+        assert f"{mean:.1f} ± {ci:.1f}" in readme
+
+
 @pytest.mark.parametrize("script", ["sar_ppo.py", "figar_ppo.py"])
 def test_partially_observable_stochastic_setting_trains(tmp_path, script):
     # App. D: HoldPenalty inside the repetition, the perceptible force outside it (λ-SAR's setting)
