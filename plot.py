@@ -96,8 +96,9 @@ def decisions_per_physical_second(columns):
     return float(columns["decision_steps"][-1] / columns["physical_time_s"][-1])
 
 
-def load_groups(paths, partial=False, max_steps=None):
-    """{(env, setting, method, δ): [(config, columns, folder), ...]} over every run folder found."""
+def load_groups(paths, partial=False, max_steps=None, only=None):
+    """{(env, setting, method, δ): [(config, columns, folder), ...]} over every run folder found
+    (only those whose name contains one of the texts in `only`, if given)."""
     folders = []
     for path in paths:
         if os.path.exists(os.path.join(path, "progress.csv")) or os.path.exists(os.path.join(path, "config.json")):
@@ -107,6 +108,8 @@ def load_groups(paths, partial=False, max_steps=None):
                               if os.path.isdir(os.path.join(path, d)))
         else:
             print(f"warning: skipping {path}: not a folder", file=sys.stderr)
+    if only:
+        folders = [f for f in folders if any(text in os.path.basename(os.path.normpath(f)) for text in only)]
     groups = defaultdict(list)
     for folder in folders:
         run = load_run(folder, partial, max_steps)
@@ -244,11 +247,7 @@ def main(argv=None):
                    help="use each run's first N decisions only (e.g. the 100k mark of a longer run)")
     p.add_argument("--only", nargs="+", default=None, help="only run folders whose name contains one of these texts")
     args = p.parse_args(argv)
-    groups = load_groups(args.paths, args.partial, args.max_steps)
-    if args.only:
-        groups = {k: [r for r in runs if any(text in os.path.basename(r[2]) for text in args.only)]
-                  for k, runs in groups.items()}
-        groups = {k: runs for k, runs in groups.items() if runs}
+    groups = load_groups(args.paths, args.partial, args.max_steps, args.only)
     if not groups:
         print("error: no complete run found", file=sys.stderr)
         return 2

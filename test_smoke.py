@@ -490,6 +490,11 @@ def test_plot_writes_every_figure_and_skips_unfinished_runs(tmp_path, capsys):
     assert names == sorted(f"{s}_{kind}.pdf" for s in ("deterministic", "ext-force") for kind in
                            ("return_vs_physical_time_s", "final_return", "action_duration"))
     assert all(p.stat().st_size > 1000 for p in out.iterdir())
+    assert plot.main([str(runs), "--table", "--only", "sar1", "ppo2"]) == 0
+    captured = capsys.readouterr()
+    assert "unfinished" not in captured.err  # runs left out by --only are not even read
+    assert sorted(line.split(" | ")[0] for line in captured.out.splitlines() if line.startswith("| sar") or
+                  line.startswith("| ppo")) == ["| ppo2", "| sar1"]
 
 
 def test_readme_final_returns_come_from_the_committed_runs():
