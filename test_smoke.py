@@ -498,14 +498,13 @@ def test_plot_writes_every_figure_and_skips_unfinished_runs(tmp_path, capsys):
 
 
 def test_readme_final_returns_come_from_the_committed_runs():
-    # a clean clone must hold the runs behind README's pendulum tables (issue #6)
+    # a clean clone must hold the runs behind every README results table (issue #6)
     here = os.path.dirname(os.path.abspath(__file__))
     groups = plot.load_groups([os.path.join(here, "results", "runs")])
-    pendulum = {key: runs for key, runs in groups.items() if "Pendulum" in key[0]}
-    assert len(pendulum) == 24 and all(len(runs) == 3 for runs in pendulum.values())  # 2 × 9 δ-cells + 6 noisy
+    assert len(groups) == 30 and all(len(runs) == 3 for runs in groups.values())  # 9 + 9 + 6 δ-cells + 6 noisy
     with open(os.path.join(here, "README.md")) as f:
         readme = f.read()
-    for runs in pendulum.values():
+    for runs in groups.values():
         mean, ci = plot.mean_ci([plot.final_return(c) for _, c, _ in runs])
         assert f"{mean:.1f} ± {ci:.1f}" in readme
 
