@@ -34,7 +34,7 @@ HOLD_PENALTY = {"InvertedPendulum": (0.04, -1.0), "InvertedDoublePendulum": (0.0
 
 
 def resolve_dt(env_id, dt=None):
-    """δ in seconds from None (δ0), a level of Table 1, or a number (or its string)."""
+    """δ in seconds from None (δ0), a level of Table 1, or a number (or its string) in [δ0/1000, δ0]."""
     if env_id not in DT_TABLE:
         raise ValueError(f"env_id: unknown environment {env_id!r}; choose from {', '.join(DT_TABLE)}")
     dt0 = DT_TABLE[env_id][-1]
@@ -50,6 +50,9 @@ def resolve_dt(env_id, dt=None):
         raise ValueError(f"dt: must be > 0, got {dt}")
     if value > dt0 * (1 + 1e-9):
         raise ValueError(f"dt: {value:g} is above {env_id}'s own δ0 = {dt0:g}")
+    if value < dt0 / 1000 * (1 - 1e-9):  # a floor on cost: below it a run (and a repetition) never ends
+        raise ValueError(f"dt: {value:g} is below {env_id}'s δ0/1000 = {dt0 / 1000:g}, where an episode "
+                         f"already takes 1000 times its δ0-steps")
     return value
 
 

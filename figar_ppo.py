@@ -8,12 +8,15 @@ least one), blind to what the state does meanwhile. The paper's main baseline fo
 """
 import argparse
 import csv
+import io
 import json
 import math
 import os
+import re
 import sys
 import time
 from importlib.metadata import version
+from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
@@ -35,7 +38,7 @@ COLUMNS = ["decision_steps", "env_steps", "physical_time_s", "wall_time_s", "epi
 
 def fail(message):
     """SPEC "Bad input": one line naming the flag on stderr, exit status 2, nothing written."""
-    print(f"{os.path.basename(sys.argv[0])}: error: {message}", file=sys.stderr)
+    print(f"{os.path.basename(sys.argv[0])}: error: {' '.join(str(message).split())}", file=sys.stderr)
     sys.exit(2)
 
 
@@ -43,9 +46,11 @@ def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=lambda prog: argparse.RawDescriptionHelpFormatter(
         prog, max_help_position=32))
     p.error = fail  # argparse's own errors (unknown flag, bad choice) as one line too
+    p._negative_number_matcher = re.compile(r"^-(\d|\.\d|inf$|nan$)", re.I)  # so `--max-t -inf` is a value
     p.add_argument("--env-id", default="InvertedPendulum-v5", help="a MuJoCo v5 task of Table 1 (default InvertedPendulum-v5)")
     p.add_argument("--dt", default="lowest",
-                   help="δ in seconds, or one of lowest|low|middle|original (Table 1; default lowest)")
+                   help="δ in seconds, or one of lowest|low|middle|original (Table 1; default lowest); at least "
+                        "δ0/1000, where an episode already takes 1000 times its δ0-steps")
     p.add_argument("--seed", type=int, default=1, help="seeds torch, numpy and the environment (default 1)")
     p.add_argument("--total-steps", type=int, default=1_000_000, help="decision steps to train for, rounded up to whole updates (default 1,000,000)")
     # The method (Sec. 4.3-4.4)
@@ -93,29 +98,45 @@ def parse_args(argv=None):
     except ValueError as e:
         name, _, message = str(e).partition(": ")
         fail(f"--{name.replace('_', '-')}: {message}")
-    checks = [
-        ("--max-t", 0 < args.max_t < math.inf, "must be > 0 and finite"),
+    infinite = [k for k, v in vars(args).items() if isinstance(v, float) and not math.isfinite(v)]
+    log_dir = os.path.abspath(args.log_dir)
+    while not os.path.exists(log_dir):  # the folder it will be made in
+        log_dir = os.path.dirname(log_dir)
+    checks = [  # (flag, ok, message[, what to show instead of the flag's value])
+        *[(f"--{k.replace('_', '-')}", False, "must be finite") for k in infinite],
+        ("--max-t", 0 < args.max_t <= 1000, "must lie in (0, 1000] seconds"),
         ("--noise-prob", args.noise_prob is None or 0 <= args.noise_prob <= 1, "must lie in [0, 1]"),
-        ("--noise-std", args.noise_std is None or args.noise_std >= 0, "must be >= 0"),
+        ("--noise-std", args.noise_std is None or 0 <= args.noise_std <= 1e6, "must lie in [0, 1e6]"),
+        *[(flag, value is None or args.noise, "needs --noise") for flag, value in
+          [("--noise-prob", args.noise_prob), ("--noise-std", args.noise_std)]],
         ("--hold-penalty", not args.hold_penalty or args.env_id.split("-")[0] in envs.HOLD_PENALTY,
-         f"App. D defines it for {', '.join(envs.HOLD_PENALTY)} only"),
-        ("--total-steps", args.total_steps > 0, "must be > 0"),
-        ("--num-steps", args.num_steps > 0, "must be > 0"),
+         f"App. D defines it for {', '.join(envs.HOLD_PENALTY)} only", args.env_id),
+        ("--seed", 0 <= args.seed < 2 ** 32, "must lie in [0, 2^32)"),
+        ("--total-steps", 0 < args.total_steps <= 10 ** 10, "must lie in [1, 10^10]"),
+        ("--num-steps", 0 < args.num_steps <= 2 ** 20, "must lie in [1, 2^20]: a rollout is held in memory"),
         ("--minibatch-size", 1 < args.minibatch_size <= args.num_steps, "must lie in [2, --num-steps]"),
-        ("--minibatch-size", args.num_steps % args.minibatch_size != 1,
+        ("--minibatch-size", args.minibatch_size < 2 or args.num_steps % args.minibatch_size != 1,
          "leaves a last minibatch of one decision, whose advantages have no std"),
         ("--update-epochs", args.update_epochs > 0, "must be > 0"),
         ("--learning-rate", args.learning_rate > 0, "must be > 0"),
+        ("--adam-eps", args.adam_eps > 0, "must be > 0"),
         ("--gamma", 0 < args.gamma <= 1, "must lie in (0, 1]"),
         ("--gae-lambda", 0 <= args.gae_lambda <= 1, "must lie in [0, 1]"),
+        ("--clip-coef", args.clip_coef > 0, "must be > 0"),
+        ("--vf-coef", args.vf_coef > 0, "must be > 0"),
+        ("--ent-coef", args.ent_coef >= 0, "must be >= 0"),
+        ("--max-grad-norm", args.max_grad_norm > 0, "must be > 0"),
         ("--eval-every", args.eval_every >= 0, "must be >= 0"),
         ("--eval-episodes", args.eval_episodes > 0, "must be > 0"),
         ("--checkpoint-every", args.checkpoint_every > 0, "must be > 0"),
-        ("--threads", args.threads > 0, "must be > 0"),
+        ("--threads", 0 < args.threads <= os.cpu_count(), f"must lie in [1, {os.cpu_count()}], this machine's cores"),
+        ("--run-name", args.run_name is None or (args.run_name not in ("", ".", "..") and "/" not in args.run_name),
+         "must be a folder name, without / or .."),
+        ("--log-dir", os.path.isdir(log_dir) and os.access(log_dir, os.W_OK), "must be (or be made in) a writable folder"),
     ]
-    for flag, ok, message in checks:
+    for flag, ok, message, *shown in checks:
         if not ok:
-            fail(f"{flag}: {message}, got {getattr(args, flag[2:].replace('-', '_'))}")
+            fail(f"{flag}: {message}, got {shown[0] if shown else getattr(args, flag[2:].replace('-', '_'))}")
     is_ant = args.env_id.startswith("Ant")  # the paper normalizes everywhere but Ant (App. I.3)
     args.norm_obs = not is_ant if args.norm_obs is None else args.norm_obs
     args.norm_reward = not is_ant if args.norm_reward is None else args.norm_reward
@@ -138,6 +159,7 @@ def run_name(args, method_slug):
     return f"{args.env_id}__{method_slug}__dt{args.dt:g}{noise}__s{args.seed}"
 
 
+RUN_FILES = ("config.json", "progress.csv", "checkpoint.pt")
 # Flags that may differ when a run is resumed; every other one must be the same.
 RESUMABLE_CHANGES = {"total_steps", "eval_every", "eval_episodes", "log_dir", "run_name", "checkpoint_every",
                      "save_model", "resume", "threads"}
@@ -233,9 +255,20 @@ def load_stats(stats, state):
     stats.mean, stats.var, stats.count = state["mean"].numpy(), state["var"].numpy(), state["count"]
 
 
-def save_checkpoint(path, state):
-    torch.save(state, path + ".tmp")
-    os.replace(path + ".tmp", path)  # a kill mid-write leaves the previous checkpoint whole
+def save_atomic(path, data):
+    """Write `data` (str or bytes) to a temporary file, then rename it: a kill mid-write leaves the
+    previous file whole, and a failed write (a full disk) is an OSError."""
+    Path(path + ".tmp").write_bytes(data if isinstance(data, bytes) else data.encode())
+    os.replace(path + ".tmp", path)
+
+
+def csv_text(rows, header=False):
+    text = io.StringIO()
+    writer = csv.DictWriter(text, COLUMNS)
+    if header:
+        writer.writeheader()
+    writer.writerows(rows)
+    return text.getvalue()
 
 
 def read_rows(path):
@@ -243,20 +276,77 @@ def read_rows(path):
         return list(csv.DictReader(f))
 
 
-if __name__ == "__main__":
-    args = parse_args()
-    run_dir = os.path.join(args.log_dir, args.run_name)
-    progress_path = os.path.join(run_dir, "progress.csv")
-    checkpoint_path = os.path.join(run_dir, "checkpoint.pt")
+def resume_point(args, run_dir):
+    """(checkpoint, the rows of progress.csv up to it) that the run continues from; (None, []) for a
+    new run. Refuses with one line, before any file is touched, whatever would erase rows or continue a
+    run wrongly; a run whose rows already reach --total-steps is finished: it says so and exits 0."""
+    config_path, progress_path, checkpoint_path = (os.path.join(run_dir, f) for f in RUN_FILES)
     if os.path.exists(progress_path) and not args.resume:
         fail(f"--run-name: {run_dir} exists; pass --resume to continue it or choose another --run-name")
-    if args.resume and os.path.exists(os.path.join(run_dir, "config.json")):
-        with open(os.path.join(run_dir, "config.json")) as f:
-            saved = json.load(f)
-        changed = [k for k in vars(args) if k not in RESUMABLE_CHANGES and saved.get(k) != getattr(args, k)]
+    if not args.resume:
+        return None, []
+    has_checkpoint = os.path.exists(checkpoint_path)
+    if has_checkpoint or os.path.exists(config_path):
+        try:
+            with open(config_path) as f:
+                saved = json.load(f)
+            changed = [k for k in vars(args) if k not in RESUMABLE_CHANGES and saved.get(k) != getattr(args, k)]
+        except (OSError, ValueError, AttributeError) as e:
+            fail(f"--resume: cannot read {config_path} ({e}), so the run's flags are unknown; restore it or move the run away")
         if changed:
             fail(f"--resume: {run_dir} was made with other {', '.join('--' + k.replace('_', '-') for k in changed)}; "
                  f"pass the same flags or choose another --run-name")
+    rows, whole, n = [], 0, args.num_steps
+    if os.path.exists(progress_path):
+        try:
+            with open(progress_path, newline="") as f:
+                text = f.read()
+            reader = csv.DictReader(io.StringIO(text))
+            rows = list(reader)
+        except (OSError, ValueError, csv.Error) as e:
+            fail(f"--resume: cannot read {progress_path} ({e})")
+        if reader.fieldnames != COLUMNS:
+            fail(f"--resume: {progress_path} is not a progress.csv of this script (its header differs)")
+        for r in rows:  # whole rows at n, 2n, 3n, ... decisions
+            if None in r or None in r.values() or r["decision_steps"] != str(n * (whole + 1)):
+                break
+            whole += 1
+        if rows and whole == len(rows) and not text.endswith("\n"):
+            whole -= 1  # the last row was cut short
+        if len(rows) - whole > 1:
+            fail(f"--resume: {progress_path} is damaged after update {whole}: rows are torn, missing or out of order")
+    done = whole * n
+    if done >= args.total_steps:
+        print(f"{run_dir} is finished: {done:,} decisions reach --total-steps {args.total_steps:,}; nothing to do")
+        sys.exit(0)
+    if not has_checkpoint:
+        if rows:
+            fail(f"--resume: {run_dir} has {whole} updates but no checkpoint.pt to continue from (a clone has "
+                 f"none: they are not in git); leave it as it is, or move it away to train it anew")
+        return None, []
+    try:
+        state = torch.load(checkpoint_path, weights_only=True)
+        saved_steps = int(state["counters"]["decision_steps"])
+    except Exception as e:  # noqa: BLE001 - a damaged or foreign file fails in many ways, each one line here
+        fail(f"--resume: {checkpoint_path} is not a checkpoint of this script ({type(e).__name__}: {e})")
+    if saved_steps > done:  # a torn last row may only lie after the checkpoint, where rows are replaced
+        fail(f"--resume: {progress_path} has whole rows up to {done:,} decisions only, its checkpoint is at {saved_steps:,}")
+    return state, rows[:saved_steps // n]
+
+
+if __name__ == "__main__":
+    args = parse_args()
+    run_dir = os.path.join(args.log_dir, args.run_name)
+    config_path, progress_path, checkpoint_path = (os.path.join(run_dir, f) for f in RUN_FILES)
+    state, rows = resume_point(args, run_dir)
+    counters = {"update": 0, "decision_steps": 0, "env_steps": 0, "episodes": 0, "wall_time_s": 0.0}
+
+    def report(kind, error, traceback):  # Ctrl-C or a failed write (a full disk): one line, and the run resumes
+        if not issubclass(kind, (KeyboardInterrupt, OSError)):
+            return sys.__excepthook__(kind, error, traceback)
+        print(f"{os.path.basename(sys.argv[0])}: {'interrupted' if kind is KeyboardInterrupt else error} after update "
+              f"{counters['update']}; continue it with the same command plus --resume", file=sys.stderr)
+    sys.excepthook = report
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)  # the policy's samples and the network init
     rng = np.random.default_rng(args.seed)  # minibatch order; the env has its own, seeded by reset
@@ -283,37 +373,38 @@ if __name__ == "__main__":
     optimizer = torch.optim.Adam(agent.parameters(), lr=learning_rate, eps=args.adam_eps, fused=True)
     obs_rms = RunningMeanStd(shape=(obs_dim,))  # network inputs
     ret_rms = RunningMeanStd(shape=())  # discounted return, for reward scaling
-    counters = {"update": 0, "decision_steps": 0, "env_steps": 0, "episodes": 0, "wall_time_s": 0.0}
+    if state is not None:
+        try:
+            agent.load_state_dict(state["agent"])
+            optimizer.load_state_dict(state["optimizer"])
+            load_stats(obs_rms, state["obs_rms"])
+            load_stats(ret_rms, state["ret_rms"])
+            torch.set_rng_state(state["torch_rng"])
+            rng.bit_generator.state = state["numpy_rng"]
+        except (KeyError, RuntimeError, ValueError, TypeError) as e:
+            fail(f"--resume: {checkpoint_path} does not fit this run ({type(e).__name__}: {e})")
+        counters = state["counters"]
+        print(f"resumed {run_dir} at update {counters['update']}, {counters['decision_steps']} decisions")
+
+    def save_checkpoint():
+        checkpoint = io.BytesIO()  # in memory first: torch.save turns a failed write into a RuntimeError
+        torch.save({
+            "agent": agent.state_dict(), "optimizer": optimizer.state_dict(),
+            "obs_rms": stats_state(obs_rms), "ret_rms": stats_state(ret_rms),
+            "counters": counters,
+            "torch_rng": torch.get_rng_state(), "numpy_rng": rng.bit_generator.state}, checkpoint)
+        save_atomic(checkpoint_path, checkpoint.getvalue())
 
     os.makedirs(run_dir, exist_ok=True)
-    if args.resume and os.path.exists(checkpoint_path):
-        state = torch.load(checkpoint_path, weights_only=True)
-        agent.load_state_dict(state["agent"])
-        optimizer.load_state_dict(state["optimizer"])
-        load_stats(obs_rms, state["obs_rms"])
-        load_stats(ret_rms, state["ret_rms"])
-        counters = state["counters"]
-        torch.set_rng_state(state["torch_rng"])
-        rng.bit_generator.state = state["numpy_rng"]
-        # Rows written after the checkpoint are replaced, not repeated.
-        rows = [r for r in read_rows(progress_path) if int(r["decision_steps"]) <= counters["decision_steps"]]
-        with open(progress_path + ".tmp", "w", newline="") as f:
-            writer = csv.DictWriter(f, COLUMNS)
-            writer.writeheader()
-            writer.writerows(rows)
-        os.replace(progress_path + ".tmp", progress_path)
-        print(f"resumed {run_dir} at update {counters['update']}, {counters['decision_steps']} decisions")
-    else:
-        with open(progress_path, "w", newline="") as f:
-            csv.DictWriter(f, COLUMNS).writeheader()
+    # Rows written after the checkpoint are replaced, not repeated.
+    save_atomic(progress_path, csv_text(rows, header=True))
     config = {**vars(args), "env_id": args.env_id, "method": args.method, "dt": dt, "dt0": dt0,
               "gamma_dt": gamma_dt, "seed": args.seed, "learning_rate_used": learning_rate,
               "resumed_at_decision_steps": counters["decision_steps"] or None,  # flags of the latest (re)start
               "versions": {p: version(p) for p in ("torch", "gymnasium", "mujoco", "numpy")}}
-    with open(os.path.join(run_dir, "config.json"), "w") as f:
-        json.dump(config, f, indent=2)
-    progress = open(progress_path, "a", newline="")
-    writer = csv.DictWriter(progress, COLUMNS)
+    save_atomic(config_path, json.dumps(config, indent=2))
+    if state is None:
+        save_checkpoint()  # update 0: a run killed before its first update's checkpoint resumes from the start
 
     # Rollout storage (decision level)
     n = args.num_steps
@@ -454,8 +545,12 @@ if __name__ == "__main__":
             "decisions_per_s": round(n / update_time, 1),
             "env_steps_per_s": round(durations_buf.sum() / rollout_time, 1),
         }
-        writer.writerow(row)
-        progress.flush()
+        if not math.isfinite(row["policy_loss"] + row["value_loss"]):  # before it reaches a row or a checkpoint
+            sys.exit(f"{os.path.basename(sys.argv[0])}: the loss became {row['policy_loss'] + row['value_loss']} in "
+                     f"update {counters['update']} (not logged): the run diverged; train it anew with a smaller "
+                     f"--learning-rate")
+        with open(progress_path, "a", newline="") as f:
+            f.write(csv_text([row]))
         left = (num_updates - counters["update"]) * update_time
         print(f"update {counters['update']}/{num_updates} | decisions {row['decision_steps']} | "
               f"physical {row['physical_time_s']:.0f}s | return {row['return_mean'] or float('nan'):.1f} | "
@@ -463,12 +558,7 @@ if __name__ == "__main__":
               f"{row['decisions_per_s']:.0f} decisions/s | {row['env_steps_per_s']:.0f} δ-steps/s | "
               f"left {left / 60:.1f} min", flush=True)
         if counters["update"] % args.checkpoint_every == 0 or counters["update"] == num_updates:
-            save_checkpoint(checkpoint_path, {
-                "agent": agent.state_dict(), "optimizer": optimizer.state_dict(),
-                "obs_rms": stats_state(obs_rms), "ret_rms": stats_state(ret_rms),
-                "counters": counters,
-                "torch_rng": torch.get_rng_state(), "numpy_rng": rng.bit_generator.state})
-    progress.close()
+            save_checkpoint()
     if eval_env is not None:
         eval_env.close()
     if args.save_model:

@@ -11,6 +11,7 @@ standard deviation (no band for a single seed).
 """
 import argparse
 import csv
+import io
 import json
 import math
 import os
@@ -54,7 +55,11 @@ def load_run(folder, partial=False, max_steps=None):
         with open(os.path.join(folder, "config.json")) as f:
             config = json.load(f)
         with open(os.path.join(folder, "progress.csv"), newline="") as f:
-            rows = list(csv.DictReader(f))
+            text = f.read()
+        rows = list(csv.DictReader(io.StringIO(text)))
+        torn = [i for i, r in enumerate(rows, 2) if None in r or None in r.values()]
+        if torn or not text.endswith("\n"):
+            raise ValueError(f"progress.csv has a torn row (line {torn[0] if torn else len(rows) + 1})")
         if max_steps is not None:
             rows = [r for r in rows if int(r["decision_steps"]) <= max_steps]
         if not rows:
@@ -96,27 +101,45 @@ def decisions_per_physical_second(columns):
     return float(columns["decision_steps"][-1] / columns["physical_time_s"][-1])
 
 
+def run_folders(path):
+    """The run folders at or anywhere under `path`: those holding a progress.csv or config.json."""
+    found = []
+    for folder, subfolders, files in os.walk(path):
+        if "progress.csv" in files or "config.json" in files:
+            found.append(folder)
+            subfolders.clear()  # a run folder holds no other run
+        subfolders.sort()
+    return found
+
+
 def load_groups(paths, partial=False, max_steps=None, only=None):
     """{(env, setting, method, δ): [(config, columns, folder), ...]} over every run folder found
-    (only those whose name contains one of the texts in `only`, if given)."""
+    (only those whose name contains one of the texts in `only`, if given). Two folders of the same
+    (env, setting, method, δ, seed) are one seed: the one with more decisions is kept, with a warning."""
     folders = []
     for path in paths:
-        if os.path.exists(os.path.join(path, "progress.csv")) or os.path.exists(os.path.join(path, "config.json")):
-            folders.append(path)
-        elif os.path.isdir(path):
-            folders += sorted(os.path.join(path, d) for d in os.listdir(path)
-                              if os.path.isdir(os.path.join(path, d)))
-        else:
+        if not os.path.isdir(path):
             print(f"warning: skipping {path}: not a folder", file=sys.stderr)
+        folders += run_folders(path)
     if only:
         folders = [f for f in folders if any(text in os.path.basename(os.path.normpath(f)) for text in only)]
-    groups = defaultdict(list)
+    seeds = {}
     for folder in folders:
         run = load_run(folder, partial, max_steps)
-        if run is not None:
-            config, columns = run
-            groups[(config["env_id"], setting_of(config), config["method"], config["dt"])].append(
-                (config, columns, folder))
+        if run is None:
+            continue
+        config, columns = run
+        key = (config["env_id"], setting_of(config), config["method"], config["dt"], config["seed"])
+        if key in seeds:
+            kept, dropped = sorted([seeds[key], (config, columns, folder)], key=lambda r: -r[1]["decision_steps"][-1])
+            print(f"warning: {dropped[2]} and {kept[2]} are the same seed; keeping {kept[2]} (more decisions)",
+                  file=sys.stderr)
+            seeds[key] = kept
+        else:
+            seeds[key] = (config, columns, folder)
+    groups = defaultdict(list)
+    for key, run in seeds.items():
+        groups[key[:4]].append(run)
     return groups
 
 
@@ -247,6 +270,9 @@ def main(argv=None):
                    help="use each run's first N decisions only (e.g. the 100k mark of a longer run)")
     p.add_argument("--only", nargs="+", default=None, help="only run folders whose name contains one of these texts")
     args = p.parse_args(argv)
+    if os.path.exists(args.out) and not os.path.isdir(args.out):
+        print(f"error: --out: {args.out} is a file, not a folder", file=sys.stderr)
+        return 2
     groups = load_groups(args.paths, args.partial, args.max_steps, args.only)
     if not groups:
         print("error: no complete run found", file=sys.stderr)

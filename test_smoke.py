@@ -537,3 +537,217 @@ def test_variants_get_their_own_method_name_and_run_name():
     assert args.method == "SAR-PPO (l2, no limit on t)" and "__sar-l2-no-limit-t__" in args.run_name
     args = figar_ppo.parse_args(["--no-limit-t", "--noise", "action", "--noise-prob", "0.1"])
     assert args.method == "FiGAR-C-PPO (no limit on t)" and "__action-p0.1__" in args.run_name
+
+
+# ---------------------------------------------------------------- runs are never erased or continued wrong
+import resource
+import shutil
+
+TINY = ["--num-steps", "256", "--update-epochs", "1", "--minibatch-size", "128"]
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    """A finished run of 2 updates (512 decisions) with its checkpoint; tests copy it."""
+    root = tmp_path_factory.mktemp("tiny")
+    train("sar_ppo.py", root, "--total-steps", "512", *TINY)
+    return root / "run"
+
+
+def copy_of(run, tmp_path, checkpoint=True):
+    shutil.copytree(run, tmp_path / "run")
+    if not checkpoint:
+        (tmp_path / "run" / "checkpoint.pt").unlink()
+    return tmp_path / "run"
+
+
+def snapshot(folder):
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+
+
+def resume_point(tmp_path, total_steps, capsys, module=sar_ppo):
+    """(exit code or None, stderr, returned value) of `--resume` checks on tmp_path/run, in-process."""
+    args = module.parse_args(["--log-dir", str(tmp_path), "--run-name", "run", "--total-steps", str(total_steps),
+                              *TINY, "--resume"])
+    try:
+        value, code = module.resume_point(args, str(tmp_path / "run")), None
+    except SystemExit as e:
+        value, code = None, e.code
+    return code, capsys.readouterr().err, value
+
+
+COMMITTED = os.path.join(HERE, "results", "runs")
+
+
+@pytest.mark.parametrize("script,run", [("sar_ppo.py", "InvertedPendulum-v5__sar__dt0.002__s1"),
+                                        ("figar_ppo.py", "InvertedPendulum-v5__figar__dt0.04__s2")])
+def test_resume_of_a_committed_run_in_a_fresh_clone_changes_nothing(tmp_path, script, run):
+    # a clone has no checkpoints: a finished run is left alone, an unfinished one is refused, never retrained
+    shutil.copytree(os.path.join(COMMITTED, run), tmp_path / run)
+    with open(tmp_path / run / "config.json") as f:
+        config = json.load(f)
+    before = snapshot(tmp_path / run)
+    flags = ["--env-id", config["env_id"], "--dt", str(config["dt"]), "--seed", str(config["seed"]),
+             "--log-dir", str(tmp_path), "--resume"]
+    done = subprocess.run([sys.executable, os.path.join(HERE, script), *flags, "--total-steps", str(config["total_steps"])],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and "finished" in done.stdout and snapshot(tmp_path / run) == before
+    longer = subprocess.run([sys.executable, os.path.join(HERE, script), *flags, "--total-steps", "10000000"],
+                            capture_output=True, text=True, timeout=120)
+    assert longer.returncode == 2 and longer.stderr.count("\n") == 1 and "no checkpoint" in longer.stderr
+    assert snapshot(tmp_path / run) == before
+
+
+def test_resume_with_a_smaller_budget_is_finished_and_keeps_config(tiny_run, tmp_path, capsys):
+    run = copy_of(tiny_run, tmp_path)
+    before = snapshot(run)
+    code, _, _ = resume_point(tmp_path, 256, capsys)
+    assert code == 0 and snapshot(run) == before
+
+
+def test_unfinished_run_without_checkpoint_is_refused(tiny_run, tmp_path, capsys):
+    copy_of(tiny_run, tmp_path, checkpoint=False)
+    code, err, _ = resume_point(tmp_path, 1024, capsys)
+    assert code == 2 and err.count("\n") == 1 and "no checkpoint.pt" in err
+
+
+def torn(text):
+    return text[:len(text) * 2 // 3]
+
+
+DAMAGE = [  # (file, how it is damaged)
+    ("config.json", torn), ("config.json", lambda _: "\x00\xff garbage"), ("config.json", lambda _: ""),
+    ("config.json", lambda _: "[1, 2]"),
+    ("progress.csv", lambda t: t[:-25]), ("progress.csv", lambda _: "garbage\n1,2\n"), ("progress.csv", lambda _: ""),
+    ("progress.csv", lambda t: t.replace("\n256,", "\n768,", 1)),  # out of order
+    ("progress.csv", lambda t: "".join(t.splitlines(True)[:2])),  # a row the checkpoint needs is missing
+    ("checkpoint.pt", torn), ("checkpoint.pt", lambda _: "garbage"), ("checkpoint.pt", lambda _: ""),
+]
+
+
+@pytest.mark.parametrize("name,damage", DAMAGE)
+def test_damaged_run_file_is_refused_with_one_line_naming_it(tiny_run, tmp_path, capsys, name, damage):
+    run = copy_of(tiny_run, tmp_path)
+    path = run / name
+    if name == "checkpoint.pt":
+        path.write_bytes(damage(path.read_bytes().decode("latin-1")).encode("latin-1"))
+    else:
+        path.write_text(damage(path.read_text()))
+    before = snapshot(run)
+    code, err, _ = resume_point(tmp_path, 1024, capsys)
+    assert code == 2 and err.count("\n") == 1 and name in err and snapshot(run) == before
+
+
+def test_foreign_checkpoint_is_refused_with_one_line(tiny_run, tmp_path):
+    run = copy_of(tiny_run, tmp_path)
+    torch.save({"agent": {}}, run / "checkpoint.pt")
+    before = snapshot(run)
+    result = train("sar_ppo.py", tmp_path, "--total-steps", "1024", *TINY, "--resume", check=False)
+    assert result.returncode == 2 and result.stderr.count("\n") == 1 and "checkpoint.pt" in result.stderr
+    assert snapshot(run) == before
+
+
+def test_torn_row_after_the_checkpoint_is_replaced_like_any_row_after_it(tiny_run, tmp_path, capsys):
+    # a kill mid-write can only tear the newest row, written before its checkpoint
+    run = copy_of(tiny_run, tmp_path)
+    torch.save({**torch.load(run / "checkpoint.pt", weights_only=True),
+                "counters": {"update": 1, "decision_steps": 256}}, run / "checkpoint.pt")
+    text = (run / "progress.csv").read_text()
+    (run / "progress.csv").write_text(text[:-25])
+    code, _, (state, rows) = resume_point(tmp_path, 1024, capsys)
+    assert code is None and [r["decision_steps"] for r in rows] == ["256"]
+
+
+def test_config_and_checkpoint_are_replaced_whole_or_not_at_all(tmp_path):
+    path = str(tmp_path / "config.json")
+    sar_ppo.save_atomic(path, '{"old": 1}')
+    os.mkdir(path + ".tmp")  # the write fails, as on a full disk
+    with pytest.raises(OSError):
+        sar_ppo.save_atomic(path, '{"new": 2}')
+    assert open(path).read() == '{"old": 1}'
+
+
+def test_interrupted_run_says_one_line_and_resumes_to_every_row(tmp_path):
+    cmd = [sys.executable, os.path.join(HERE, "sar_ppo.py"), "--log-dir", str(tmp_path), "--run-name", "run",
+           "--total-steps", "1536", *TINY]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    progress = tmp_path / "run" / "progress.csv"
+    deadline = time.time() + 120
+    while time.time() < deadline and not (progress.exists() and len(progress.read_text().splitlines()) >= 3):
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGINT)
+    err = proc.communicate(timeout=60)[1]
+    assert err.count("\n") == 1 and "interrupted after update" in err and "--resume" in err
+    train("sar_ppo.py", tmp_path, "--total-steps", "1536", *TINY, "--resume")
+    assert [int(r["decision_steps"]) for r in rows_of(tmp_path)] == [256, 512, 768, 1024, 1280, 1536]
+
+
+def test_failed_write_stops_with_one_line_and_the_run_resumes(tmp_path):
+    # a file-size limit fails the first update's checkpoint (~1.6 MB) like a full disk would
+    limit = lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (1_000_000, 1_000_000))  # noqa: E731
+    cmd = [sys.executable, os.path.join(HERE, "sar_ppo.py"), "--log-dir", str(tmp_path), "--run-name", "run",
+           "--total-steps", "512", *TINY]
+    result = subprocess.run(cmd, capture_output=True, text=True, timeout=120, preexec_fn=limit)
+    assert result.returncode == 1 and result.stderr.count("\n") == 1 and "File too large" in result.stderr
+    train("sar_ppo.py", tmp_path, "--total-steps", "512", *TINY, "--resume")
+    assert [int(r["decision_steps"]) for r in rows_of(tmp_path)] == [256, 512]
+
+
+def test_diverging_loss_stops_before_a_nan_row_or_checkpoint(tmp_path):
+    result = train("sar_ppo.py", tmp_path, "--total-steps", "1024", *TINY, "--learning-rate", "1e8", check=False)
+    assert result.returncode == 1 and result.stderr.count("\n") == 1 and "--learning-rate" in result.stderr
+    rows = rows_of(tmp_path)
+    assert all(math.isfinite(float(r["policy_loss"])) for r in rows) and len(rows) < 4
+    saved = torch.load(tmp_path / "run" / "checkpoint.pt", weights_only=True)["counters"]["decision_steps"]
+    assert saved == 256 * len(rows)
+
+
+MORE_BAD_FLAGS = [  # (flags, text the one line must hold), for both scripts
+    (["--learning-rate", "inf"], "--learning-rate"), (["--gamma", "nan"], "--gamma"),
+    (["--clip-coef", "0"], "--clip-coef"), (["--vf-coef", "-1"], "--vf-coef"),
+    (["--max-grad-norm", "0"], "--max-grad-norm"), (["--adam-eps", "0"], "--adam-eps"),
+    (["--ent-coef", "-0.1"], "--ent-coef"), (["--minibatch-size", "0"], "--minibatch-size"),
+    (["--seed", "-1"], "--seed"), (["--seed", str(2 ** 64)], "--seed"), (["--threads", "100000"], "--threads"),
+    (["--num-steps", str(10 ** 9)], "--num-steps"), (["--total-steps", str(10 ** 15)], "--total-steps"),
+    (["--dt", "1e-9"], "--dt"), (["--max-t", "1e308"], "--max-t"),
+    (["--noise", "ext-force", "--noise-std", "1e300"], "--noise-std"),
+    (["--noise-prob", "0.1"], "--noise-prob"), (["--noise-std", "5"], "--noise-std"),
+    (["--run-name", "a/b"], "--run-name"), (["--run-name", ".."], "--run-name"),
+    (["--log-dir", os.path.join(HERE, "README.md")], "--log-dir"),
+    (["--log-dir", os.path.join(HERE, "README.md", "runs")], "--log-dir"),
+    (["--hold-penalty", "--env-id", "Ant-v5"], "Ant-v5"),
+]
+
+
+@pytest.mark.parametrize("flags,named", MORE_BAD_FLAGS + [(["--max-t", "-inf"], "--max-t: must")])
+@pytest.mark.parametrize("module", [sar_ppo, figar_ppo])
+def test_every_flag_is_checked_before_any_work(module, flags, named, tmp_path, capsys):
+    log_dir = [] if "--log-dir" in flags else ["--log-dir", str(tmp_path / "logs")]
+    assert_exits_2_naming(module.parse_args, [*log_dir, *flags], named, capsys)
+    assert not (tmp_path / "logs").exists()
+
+
+def test_max_t_inf_keeps_its_meaning_in_sar():
+    assert sar_ppo.parse_args(["--max-t", "inf"]).max_t == math.inf
+
+
+def test_full_grid_never_writes_to_the_committed_runs():
+    listing = subprocess.run(["bash", os.path.join(HERE, "benchmark", "full_grid.sh"), "--list"],
+                             capture_output=True, text=True).stdout
+    assert listing.count("--log-dir runs/full_grid ") == len(listing.splitlines()) > 0
+
+
+def test_plot_finds_runs_recursively_counts_a_seed_once_and_skips_torn_runs(tmp_path, capsys):
+    fake_run(tmp_path / "runs", "sar1", 10.0, seed=1)
+    fake_run(tmp_path / "runs", "sar2", 20.0, seed=2)
+    fake_run(tmp_path / "copy", "sar1", 10.0, seed=1, rows=6)  # the same seed again, shorter
+    fake_run(tmp_path / "runs", "sar3", 30.0, seed=3)
+    progress = tmp_path / "runs" / "sar3" / "progress.csv"
+    progress.write_text(progress.read_text()[:-20])
+    groups = plot.load_groups([str(tmp_path)])
+    err = capsys.readouterr().err
+    assert "same seed" in err and "sar3" in err and "torn" in err
+    [runs] = groups.values()
+    assert sorted(folder for _, _, folder in runs) == [str(tmp_path / "runs" / "sar1"), str(tmp_path / "runs" / "sar2")]
+    assert plot.main([str(tmp_path), "--out", str(progress)]) == 2
+    assert capsys.readouterr().err.count("\n") == 1

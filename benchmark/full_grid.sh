@@ -3,14 +3,17 @@
 # 1,000,000 decisions each (768 runs), plus Sec. 5.2's stochastic settings at δ_lowest for SAR-PPO and
 # FiGAR-C-PPO (8 envs × 3 kinds × 2 methods × 8 seeds = 384 runs). Meant for a cluster:
 #   sbatch --array=1-$(bash benchmark/full_grid.sh --list | wc -l)%200 benchmark/slurm.sh benchmark/full_grid.sh
+# Runs go to runs/full_grid (LOG_DIR=... to change it), never to results/runs, whose committed runs have
+# other budgets under the same run names.
 cd "$(dirname "$0")/.."
+LOG_DIR=${LOG_DIR:-runs/full_grid}
 SEEDS=${SEEDS:-1 2 3 4 5 6 7 8}
 ENVS="Ant-v5 HalfCheetah-v5 InvertedDoublePendulum-v5 InvertedPendulum-v5 Swimmer-v5 Reacher-v5 Hopper-v5 Walker2d-v5"
 commands() {
   for env_id in $ENVS; do
     for dt in lowest low middle original; do
       for seed in $SEEDS; do
-        common="--env-id $env_id --dt $dt --seed $seed --log-dir results/runs --resume"
+        common="--env-id $env_id --dt $dt --seed $seed --log-dir $LOG_DIR --resume"
         echo "python sar_ppo.py $common"
         echo "python figar_ppo.py $common"
         echo "python sar_ppo.py $common --no-repeat"
@@ -18,7 +21,7 @@ commands() {
     done
     for noise in action ext-force ext-force-perceptible; do
       for seed in $SEEDS; do
-        common="--env-id $env_id --dt lowest --seed $seed --noise $noise --log-dir results/runs --resume"
+        common="--env-id $env_id --dt lowest --seed $seed --noise $noise --log-dir $LOG_DIR --resume"
         echo "python sar_ppo.py $common"
         echo "python figar_ppo.py $common"
       done

@@ -1,0 +1,58 @@
+"""Re-run the first updates of committed runs with the flags in their config.json and compare the rows
+of progress.csv with the committed ones (all columns but the three timings). Run it before committing a
+change to sar_ppo.py, figar_ppo.py or envs.py: committed results must stay reproducible from HEAD.
+
+    python benchmark/check_reproducible.py results/runs/InvertedPendulum-v5__sar__dt0.002__s1 --updates 3
+"""
+import argparse
+import csv
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TIMINGS = {"wall_time_s", "decisions_per_s", "env_steps_per_s"}
+NOT_FLAGS = {"method", "dt0", "gamma_dt", "learning_rate_used", "resumed_at_decision_steps", "versions", "resume",
+             "log_dir", "run_name", "total_steps", "save_model", "git_commit", "git_dirty"}
+
+
+def command(config, updates, log_dir):
+    script = "figar_ppo.py" if config["method"].startswith("FiGAR") else "sar_ppo.py"
+    flags = []
+    for key, value in config.items():
+        flag = "--" + key.replace("_", "-")
+        if key in NOT_FLAGS or value is None or value is False and key not in ("norm_obs", "norm_reward"):
+            continue
+        flags += [flag] if value is True else [f"--no-{flag[2:]}"] if value is False else [flag, str(value)]
+    return [sys.executable, os.path.join(HERE, script), *flags, "--total-steps", str(updates * config["num_steps"]),
+            "--log-dir", log_dir, "--run-name", "check"]
+
+
+def rows(path, updates):
+    with open(path, newline="") as f:
+        return [{k: v for k, v in r.items() if k not in TIMINGS} for r in csv.DictReader(f)][:updates]
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("runs", nargs="+", help="committed run folders")
+    p.add_argument("--updates", type=int, default=3, help="updates to re-run per run (default 3)")
+    args = p.parse_args()
+    failed = 0
+    for run in args.runs:
+        with open(os.path.join(run, "config.json")) as f:
+            config = json.load(f)
+        with tempfile.TemporaryDirectory() as log_dir:
+            result = subprocess.run(command(config, args.updates, log_dir), capture_output=True, text=True)
+            same = result.returncode == 0 and rows(os.path.join(log_dir, "check", "progress.csv"), args.updates) == \
+                rows(os.path.join(run, "progress.csv"), args.updates)
+        failed += not same
+        print(f"{'identical' if same else 'DIFFERENT'}: first {args.updates} rows of {run}"
+              + ("" if result.returncode == 0 else f" ({result.stderr.strip()})"))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
