@@ -752,3 +752,124 @@ def test_plot_finds_runs_recursively_counts_a_seed_once_and_skips_torn_runs(tmp_
     assert sorted(folder for _, _, folder in runs) == [str(tmp_path / "runs" / "sar1"), str(tmp_path / "runs" / "sar2")]
     assert plot.main([str(tmp_path), "--out", str(progress)]) == 2
     assert capsys.readouterr().err.count("\n") == 1
+
+# ---------------------------------------------------------------- benchmark/: the theory, measured (issue #14)
+sys.path.insert(0, os.path.join(HERE, "benchmark"))
+import alert_then_off  # noqa: E402
+import exploration  # noqa: E402
+import pg_variance  # noqa: E402
+
+
+class Bandit(gym.Env):
+    """One δ-step, observation always 0, reward ξ ~ N(0, 1) whatever the action."""
+
+    observation_space = gym.spaces.Box(-np.inf, np.inf, (3,), np.float64)
+    action_space = gym.spaces.Box(-1.0, 1.0, (2,), np.float32)
+    dt, gamma_dt = 0.01, 0.9
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        return np.zeros(3), {}
+
+    def step(self, action):
+        return np.zeros(3), float(self.np_random.normal()), True, False, {}
+
+
+@pytest.fixture
+def one_thread():  # as the scripts run; two threads on a busy machine are several times slower here
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.mark.parametrize("sar", [False, True])
+def test_pg_variance_of_a_gaussian_bandit_is_three_per_action_dim(sar, one_thread):
+    # With input 0 the fresh Agent's hidden layers are 0, μ = 0, σ = 1: only the mean head's bias
+    # (G = ε·ξ, variance 1) and the log-stds (G = (ε² - 1)·ξ, variance 2) move, so tr V[G] = 3 per dim.
+    decision_envs, learn = pg_variance.make_decision_envs(Bandit, sar, 10)
+    torch.manual_seed(0)
+    agent = sar_ppo.Agent(3, 2, repeat=sar)
+    stats = pg_variance.Statistics(3, True, True)
+    variances, decisions, steps = pg_variance.measure(decision_envs, learn, agent, stats, 1, ["VPG", "PPO"],
+                                                      10, 1000, math.inf)
+    assert variances["VPG"] == pytest.approx(3 * (2 + sar), rel=0.25) and (decisions, steps) == (1, 1)
+    assert variances["PPO"] == 0.0  # one decision: its normalised advantage is 0
+
+
+def test_pg_variance_skips_the_rows_it_has_and_appends_the_rest(tmp_path, one_thread):
+    out = tmp_path / "pg.csv"
+    flags = ["--envs", "InvertedPendulum-v5", "--dts", "original", "--methods", "VPG", "PPO", "--burn-in", "2",
+             "--trajectories", "3", "--out", str(out)]
+    pg_variance.main(flags + ["--policies", "1"])
+    first = out.read_text()
+    pg_variance.main(flags + ["--policies", "2"])
+    rows = sar_ppo.read_rows(out)
+    assert out.read_text().startswith(first) and [(r["method"], r["policy_seed"]) for r in rows] == [
+        ("VPG", "1"), ("PPO", "1"), ("VPG", "2"), ("PPO", "2")]
+    assert list(rows[0]) == pg_variance.COLUMNS and (tmp_path / "pg.png").stat().st_size > 1000
+
+
+def test_ppo_gradient_at_ratio_one_is_the_advantage_weighted_score(one_thread):
+    torch.manual_seed(0)
+    agent, stats = sar_ppo.Agent(3, 2, repeat=True), pg_variance.Statistics(3, False, False)
+    rng = np.random.default_rng(0)
+    run = {"obs": rng.normal(size=(5, 3)).astype(np.float32), "actions": rng.normal(size=(5, 3)).astype(np.float32),
+           "R": rng.normal(size=5).astype(np.float32), "w": np.array([1, 3, 2, 1, 4], np.float32),
+           "terminated": True, "final_obs": np.zeros(3, np.float32)}
+    g = pg_variance.gradients(agent, run, stats, 0.9, ["PPO"])["PPO"]
+    with torch.no_grad():
+        values = agent.critic(torch.as_tensor(run["obs"])).squeeze(1).numpy()
+    adv = sar_ppo.compute_gae(run["R"], values, np.append(values[1:], 0.0), 0.9 ** run["w"],
+                              np.array([0, 0, 0, 0, 1.0]), 0.95)
+    adv = torch.as_tensor((adv - adv.mean()) / (adv.std(ddof=1) + 1e-8))
+    logprob = agent.dist(torch.as_tensor(run["obs"])).log_prob(torch.as_tensor(run["actions"])).sum(1)
+    params = [p for name, p in agent.named_parameters() if not name.startswith("critic")]
+    expected = torch.cat([x.flatten() for x in torch.autograd.grad(-(adv * logprob).sum(), params)])
+    assert np.allclose(g, expected.double().numpy(), atol=1e-6) and np.abs(g).max() > 1e-3
+
+
+def test_alert_then_off_optimal_policies_follow_proposition_2():
+    # SAR: tr V[G] = E[N] = 3 - 3δ (the proof counts 2, see benchmark/alert_then_off.py); FiGAR-C: 1/x + 1 - x ≥ 1/x
+    x = 0.05
+    G, N = alert_then_off.gradient_samples("SAR", x, 3000, seed=1)
+    variance, ci = alert_then_off.estimate(G)
+    assert N.mean() == pytest.approx(3 - 3 * x / 5, abs=0.02) and abs(variance - (3 - 3 * x / 5)) < 0.6
+    assert ci == pytest.approx(1.96 * math.sqrt(72 / 3000), rel=0.3)  # V[G²] = 8·E[N]² for G = N(0, N)·ξ
+    G, N = alert_then_off.gradient_samples("FiGAR-C", x, 1000, seed=1)
+    assert N.mean() == pytest.approx(1 / x + 1 - x, abs=0.05)
+    assert alert_then_off.estimate(G)[0] == pytest.approx(1 / x + 1 - x, rel=0.3) and N.min() >= 1 / x
+
+
+@pytest.mark.parametrize("dt,hold", [(0.5, 0.0), (0.2, 0.0), (0.1, 0.0), (0.2, 0.4), (0.1, 0.25), (0.05, 0.4)])
+def test_exploration_exact_probability_matches_enumerating_every_walk(dt, hold):
+    steps = exploration.lengths(dt, hold)
+    signs = np.array(np.meshgrid(*[[-1, 1]] * len(steps))).reshape(len(steps), -1).T
+    brute = np.mean(np.abs(signs @ steps) * 2 >= steps.sum())
+    assert math.exp(exploration.log_p_exact(steps)) == pytest.approx(brute)
+    if hold == 0:  # App. B: 1 - P(|Z| < √N/2)
+        assert exploration.p_normal(steps) == pytest.approx(math.erfc(math.sqrt(2 / dt) / 2 / math.sqrt(2)))
+    assert exploration.p_monte_carlo(steps, 20_000, np.random.default_rng(0)) == pytest.approx(brute, abs=0.015)
+
+
+THEORY_BAD_FLAGS = [
+    (pg_variance, ["--envs", "Pendulum-v1"], "--envs"), (pg_variance, ["--dts", "0.1"], "--dts"),
+    (pg_variance, ["--dts", "tiny"], "--dts"), (pg_variance, ["--methods", "TRPO"], "--methods"),
+    (pg_variance, ["--trajectories", "1"], "--trajectories"), (pg_variance, ["--policies", "0"], "--policies"),
+    (pg_variance, ["--max-time", "0"], "--max-time"), (alert_then_off, ["--episodes", "1"], "--episodes"),
+    (alert_then_off, ["--xs", "0"], "--xs"), (exploration, ["--walks", "0"], "--walks"),
+    (exploration, ["--no-such-flag"], "--no-such-flag"),
+]
+
+
+@pytest.mark.parametrize("module,flags,named", THEORY_BAD_FLAGS)
+def test_theory_bad_flag_exits_2_with_one_line_naming_it(module, flags, named, capsys):
+    assert_exits_2_naming(module.parse_args, flags, named, capsys)
+
+
+def test_theory_bad_flag_on_the_command_line_writes_nothing(tmp_path):
+    out = tmp_path / "theory" / "pg_variance.csv"
+    result = subprocess.run([sys.executable, os.path.join(HERE, "benchmark", "pg_variance.py"), "--out", str(out),
+                             "--policies", "0"], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2 and result.stderr.count("\n") == 1 and "--policies" in result.stderr
+    assert not (tmp_path / "theory").exists()

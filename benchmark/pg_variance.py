@@ -1,0 +1,330 @@
+"""Variance of the policy-gradient estimator at a freshly initialised policy (App. F.1, Theorem 1).
+
+    python benchmark/pg_variance.py                        # the full default table, resumable
+    python benchmark/pg_variance.py --envs Hopper-v5 --dts original lowest --policies 1 --trajectories 20
+    python benchmark/pg_variance.py --plot-only            # the figure from the CSV
+
+For each task × δ × method × policy seed: sar_ppo.py's Agent, initialised with torch seed = policy
+seed; `--burn-in` trajectories warm up every running statistic (observation normalisation, reward
+scaling, SAR's Δ statistics), which are then frozen, so that the next `--trajectories` are i.i.d.;
+each of those gives one gradient vector G over the policy's parameters (actor_body, actor_mean,
+actor_logstd, repeat_logstd; the critic only gives GAE its values), and
+total_variance = tr V̂[G] = Σ over parameters of the sample variance (ddof 1) of G. Trajectories
+run to the episode's end, as in training (see --max-time). Normalisations as in the scripts: on,
+off for Ant.
+
+  VPG      G = (Σ_i ∇ log π(a_i|s_i)) · R(τ) over δ-steps, no baseline, no reward-to-go (eq. 3);
+           R(τ) = Σ_k γ_δ^k r_k of the δ-scaled rewards, without reward scaling.
+  SAR-VPG  the same over SAR's decisions, (a_i, u_i) the whole sampled action, R(τ) the same return.
+  PPO      G = −∇ Σ_i L_i, L_i the scripts' clipped policy loss of decision i at ratio 1
+           (= Â_i ∇ log π(a_i|s_i)); Â = compute_gae (λ = 0.95, discount γ_δ^w per transition) on the
+           scaled rewards, normalised over the trajectory (a one-decision trajectory gives G = 0). No
+           value loss, no entropy, no grad-norm clipping. Summed over the trajectory like eq. 3: the
+           scripts' mean over a minibatch of n decisions would divide G by n and its variance by n².
+  SAR-PPO  the same over SAR's decisions (SAR with the scripts' defaults d_max = 0.5, t_max = 0.05 s).
+
+VPG and PPO use the same trajectories of the same plain policy, SAR-VPG and SAR-PPO those of the same
+SAR policy, and their rows share one wall_time_s (the seconds to measure that policy). Ten
+trajectories run side by side, with one batched policy call per decision step.
+
+Cost: the full default table (8 tasks × 4 δ × 4 methods × 3 policies) is estimated at about 1.6 hours
+on one core of the 2-core development machine: the five cheap tasks take 4 minutes all told, and
+HalfCheetah, Swimmer and Ant, whose initial policies mostly run to the time limit (20,000-25,000
+δ-steps per trajectory at δ_lowest), about 30 minutes per policy seed (scaled from single-seed cells
+with 10 + 10 trajectories). So nothing is capped by default; --max-time caps a trajectory's physical
+time for quicker runs. `--policies 8` (the paper's count) takes about 4.3 hours.
+
+Output: one CSV row per (env_id, dt, method, policy_seed), appended and flushed as it is computed;
+rows already in the CSV are skipped. The figure (per task: bars over δ, one colour per method, log y,
+95% Student t interval over policy seeds, its lower end cut at 1% of the mean) is redrawn at the end.
+"""
+import argparse
+import csv
+import math
+import os
+import sys
+import time
+
+import matplotlib
+import numpy as np
+import torch
+from gymnasium.wrappers.utils import RunningMeanStd
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+import envs  # noqa: E402
+import plot  # noqa: E402
+import sar_ppo  # noqa: E402
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+METHODS = ("VPG", "SAR-VPG", "PPO", "SAR-PPO")
+COLUMNS = ["env_id", "dt", "method", "policy_seed", "total_variance", "trajectories", "decisions_mean",
+           "delta_steps_mean", "wall_time_s"]
+MAX_D, MAX_T = 0.5, 0.05  # the scripts' defaults (Sec. 4.4)
+GAE_LAMBDA, CLIP_COEF, GAMMA = 0.95, 0.2, 0.99
+SIDE_BY_SIDE = 10  # trajectories stepped together, one batched policy call per decision step
+
+
+def fail(message):
+    print(f"{os.path.basename(sys.argv[0])}: error: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.error = fail
+    p.add_argument("--envs", nargs="+", default=list(envs.DT_TABLE), help="tasks (default: all 8 of Table 1)")
+    p.add_argument("--dts", nargs="+", default=list(envs.DT_LEVELS),
+                   help="δ levels lowest|low|middle|original or seconds (default: the 4 of Table 1)")
+    p.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS), help="default: all four")
+    p.add_argument("--policies", type=int, default=3, help="policy seeds 1..N (default 3; the paper: 8)")
+    p.add_argument("--burn-in", type=int, default=10, help="trajectories that warm up the statistics (default 10)")
+    p.add_argument("--trajectories", type=int, default=100, help="trajectories per estimate (default 100)")
+    p.add_argument("--max-time", type=float, default=math.inf,
+                   help="cap on a trajectory's physical seconds, the same at every δ (default inf: to the episode's end)")
+    p.add_argument("--out", default=os.path.join(ROOT, "results", "theory", "pg_variance.csv"))
+    p.add_argument("--figure", default=None, help="default: the CSV's path with .png")
+    p.add_argument("--plot-only", action="store_true", help="redraw the figure from the CSV, measure nothing")
+    args = p.parse_args(argv)
+    args.cells = []
+    for env_id in args.envs:
+        for level in args.dts:
+            try:
+                args.cells.append((env_id, envs.resolve_dt(env_id, level)))
+            except ValueError as e:
+                name, _, message = str(e).partition(": ")
+                fail(f"--{'envs' if name == 'env_id' else 'dts'}: {message}")
+    checks = [("--policies", args.policies >= 1, "must be >= 1"), ("--burn-in", args.burn_in >= 0, "must be >= 0"),
+              ("--trajectories", args.trajectories >= 2, "must be >= 2 (a variance needs two)"),
+              ("--max-time", args.max_time > 0, "must be > 0")]
+    for flag, ok, message in checks:
+        if not ok:
+            fail(f"{flag}: {message}, got {getattr(args, flag[2:].replace('-', '_'))}")
+    args.figure = args.figure or os.path.splitext(args.out)[0] + ".png"
+    return args
+
+
+def total_variance(samples):
+    """tr V̂[G]: the sum over coordinates of the sample variance (ddof 1) of the rows of `samples`."""
+    samples = np.asarray(samples, dtype=np.float64)
+    return float(samples.reshape(len(samples), -1).var(axis=0, ddof=1).sum())
+
+
+def make_decision_envs(make_delta_env, sar, count):
+    """`count` decision envs of the scripts (the δ-env, then the repetition; sar=False: one δ-step per
+    decision) sharing one set of Δ statistics, and a switch for updating them. The one place that
+    knows SafeActionRepetition's constructor and its `obs_stats` / `update_stats`."""
+    decision_envs = [sar_ppo.SafeActionRepetition(make_delta_env(), MAX_D, MAX_T, repeat=sar) for _ in range(count)]
+    for env in decision_envs[1:]:
+        env.obs_stats = decision_envs[0].obs_stats
+
+    def learn(on):
+        for env in decision_envs:
+            env.update_stats = on and sar
+    return decision_envs, learn
+
+
+class Statistics:
+    """The scripts' running statistics of network inputs and of the discounted return (reward scaling)."""
+
+    def __init__(self, obs_dim, norm_obs, norm_reward):
+        self.obs_rms, self.ret_rms = RunningMeanStd(shape=(obs_dim,)), RunningMeanStd(shape=())
+        self.norm_obs, self.norm_reward, self.learn = norm_obs, norm_reward, True
+
+    def observe(self, raw_obs):
+        if self.learn and self.norm_obs:
+            self.obs_rms.update_from_moments(raw_obs, 0.0, 1)
+        return sar_ppo.normalize(raw_obs, self.obs_rms, self.norm_obs)
+
+    def scale(self, rewards):  # R / std of the discounted return, clipped to ±10
+        if not self.norm_reward:
+            return rewards
+        return np.clip(rewards / np.sqrt(self.ret_rms.var + 1e-8), -10.0, 10.0)
+
+
+def rollout(decision_envs, agent, stats, seeds, gamma_dt, max_steps):
+    """One episode per seed, len(seeds) <= len(decision_envs) side by side. Per episode: the decisions'
+    network inputs, sampled actions (unclipped), rewards R and lengths w in δ-steps, whether it ended by
+    termination, and the network input of its final observation."""
+    runs = [{"obs": [], "actions": [], "R": [], "w": [], "steps": 0, "ret": 0.0, "done": False} for _ in seeds]
+    raw = [env.reset(seed=seed)[0] for env, seed in zip(decision_envs, seeds)]
+    low, high = decision_envs[0].action_space.low, decision_envs[0].action_space.high
+    active = list(range(len(seeds)))
+    while active:
+        x = np.stack([stats.observe(raw[j]) for j in active])
+        with torch.inference_mode():
+            actions = agent.dist(torch.as_tensor(x)).sample().numpy()
+        for row, j in enumerate(active):
+            run = runs[j]
+            raw[j], R, terminated, truncated, info = decision_envs[j].step(np.clip(actions[row], low, high))
+            run["obs"].append(x[row]), run["actions"].append(actions[row]), run["R"].append(R)
+            run["w"].append(info["w"])
+            run["steps"] += info["w"]
+            if stats.learn and stats.norm_reward:
+                run["ret"] = run["ret"] * gamma_dt ** info["w"] + R
+                stats.ret_rms.update_from_moments(run["ret"], 0.0, 1)
+            if terminated or truncated or run["steps"] >= max_steps:  # --max-time: a time limit
+                run["done"], run["terminated"] = True, terminated
+                run["final_obs"] = sar_ppo.normalize(raw[j], stats.obs_rms, stats.norm_obs)
+        active = [j for j in active if not runs[j]["done"]]
+    return [{k: np.asarray(v, dtype=np.float32) if isinstance(v, list) else v for k, v in run.items()} for run in runs]
+
+
+def gradients(agent, run, stats, gamma_dt, kinds):
+    """{kind: the gradient vector G on one trajectory} for kinds ⊆ {VPG, PPO} (see the docstring)."""
+    params = [p for name, p in agent.named_parameters() if not name.startswith("critic")]
+    obs, w = torch.as_tensor(run["obs"]), run["w"].astype(np.float64)
+    logprob = agent.dist(obs).log_prob(torch.as_tensor(run["actions"])).sum(1)
+    losses = {}
+    if "VPG" in kinds:  # eq. (3): R(τ) = Σ_i γ_δ^{y_i} R_i, y_i the δ-steps before decision i
+        R_tau = float(np.sum(gamma_dt ** (np.cumsum(w) - w) * run["R"]))
+        losses["VPG"] = -logprob.sum() * R_tau
+    if "PPO" in kinds:
+        with torch.no_grad():
+            values = agent.critic(obs).squeeze(1).numpy()
+            final_value = 0.0 if run["terminated"] else agent.critic(torch.as_tensor(run["final_obs"])[None]).item()
+        dones = np.zeros(len(w), np.float32)
+        dones[-1] = 1.0
+        advantages = sar_ppo.compute_gae(stats.scale(run["R"]), values, np.append(values[1:], final_value),
+                                         gamma_dt ** w, dones, GAE_LAMBDA)
+        advantages = torch.as_tensor(advantages - advantages.mean())
+        if len(advantages) > 1:
+            advantages = advantages / (advantages.std() + 1e-8)
+        ratio = (logprob - logprob.detach()).exp()  # 1, with the gradient of log π
+        losses["PPO"] = torch.max(-advantages * ratio, -advantages * ratio.clamp(1 - CLIP_COEF, 1 + CLIP_COEF)).sum()
+    out = {}
+    for i, (kind, loss) in enumerate(losses.items()):
+        grads = torch.autograd.grad(loss, params, retain_graph=i + 1 < len(losses))
+        out[kind] = torch.cat([g.flatten() for g in grads]).double().numpy()
+    return out
+
+
+def measure(decision_envs, learn, agent, stats, seed, kinds, burn_in, trajectories, max_steps):
+    """{kind: total variance} for kinds ⊆ {VPG, PPO}, and the mean decisions and δ-steps per trajectory,
+    from `burn_in` + `trajectories` episodes with seeds 10,000·seed + j, run side by side in chunks."""
+    gamma_dt = decision_envs[0].get_wrapper_attr("gamma_dt")
+    seeds = [10_000 * seed + j for j in range(burn_in + trajectories)]
+    chunks = lambda s: [s[i:i + len(decision_envs)] for i in range(0, len(s), len(decision_envs))]
+    learn(True)  # burn-in: every running statistic is updated...
+    stats.learn = True
+    for chunk in chunks(seeds[:burn_in]):
+        rollout(decision_envs, agent, stats, chunk, gamma_dt, max_steps)
+    learn(False)  # ...then frozen, so that the measured trajectories are i.i.d.
+    stats.learn = False
+    samples, decisions, steps = {k: [] for k in kinds}, [], []
+    for chunk in chunks(seeds[burn_in:]):
+        for run in rollout(decision_envs, agent, stats, chunk, gamma_dt, max_steps):
+            decisions.append(len(run["w"])), steps.append(run["steps"])
+            for k, g in gradients(agent, run, stats, gamma_dt, kinds).items():
+                samples[k].append(g)
+    return {k: total_variance(v) for k, v in samples.items()}, float(np.mean(decisions)), float(np.mean(steps))
+
+
+def write_rows(path, columns, rows):
+    """A whole CSV at once (the figure scripts that are cheap enough to rerun whole)."""
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w", newline="") as f:
+        writer = csv.DictWriter(f, columns)
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def save_figure(fig, title, path):
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=130)
+    plt.close(fig)
+
+
+def read_rows(path):
+    if not os.path.exists(path):
+        return []
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def key(env_id, dt, method, seed):
+    return env_id, f"{float(dt):g}", method, int(seed)
+
+
+def plot_figure(rows, path):
+    env_ids = [e for e in envs.DT_TABLE if any(r["env_id"] == e for r in rows)]
+    if not env_ids:
+        return
+    columns = min(4, len(env_ids))
+    fig, axes = plt.subplots(math.ceil(len(env_ids) / columns), columns, figsize=(4 * columns, 3.2 * math.ceil(len(env_ids) / columns)),
+                             squeeze=False)
+    colors = dict(zip(METHODS, ("tab:red", "tab:blue", "tab:orange", "tab:green")))
+    for ax, env_id in zip(axes.flat, env_ids):
+        mine = [r for r in rows if r["env_id"] == env_id]
+        dts = sorted({float(r["dt"]) for r in mine}, reverse=True)
+        width = 0.8 / len(METHODS)
+        for i, method in enumerate(METHODS):
+            for j, dt in enumerate(dts):
+                values = [float(r["total_variance"]) for r in mine if r["method"] == method and float(r["dt"]) == dt]
+                if not values:
+                    continue
+                mean, ci = plot.mean_ci(values)
+                lower = min(ci, 0.99 * mean)  # a log axis: the interval is cut at 1% of the mean
+                ax.bar(j + (i - 1.5) * width, mean, width, yerr=[[lower], [ci]], capsize=2, color=colors[method],
+                       label=method if j == 0 else None)
+        ax.set_xticks(range(len(dts)), [f"{dt:g}" for dt in dts], fontsize=7)
+        ax.set_yscale("log")
+        ax.set_title(env_id, fontsize=9)
+        ax.set_xlabel("δ (s)", fontsize=8)
+        ax.set_ylabel("tr V̂[G]", fontsize=8)
+        ax.grid(alpha=0.3, axis="y")
+    for ax in list(axes.flat)[len(env_ids):]:
+        ax.axis("off")
+    axes.flat[0].legend(fontsize=7)
+    save_figure(fig, "Total variance of the policy gradient at initialisation (App. F.1), 95% CI over policy seeds", path)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    if args.plot_only:
+        plot_figure(read_rows(args.out), args.figure)
+        return
+    torch.set_num_threads(1)
+    done = {key(r["env_id"], r["dt"], r["method"], r["policy_seed"]) for r in read_rows(args.out)}
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    fresh = not os.path.exists(args.out)
+    with open(args.out, "a", newline="") as f:
+        writer = csv.DictWriter(f, COLUMNS)
+        if fresh:
+            writer.writeheader()
+        for env_id, dt in args.cells:
+            is_ant = env_id.startswith("Ant")  # the scripts' default: no normalisation on Ant (App. I.3)
+            max_steps = math.ceil(args.max_time / dt - 1e-9) if args.max_time < math.inf else math.inf
+            for sar, methods in ((False, ("VPG", "PPO")), (True, ("SAR-VPG", "SAR-PPO"))):
+                for seed in range(1, args.policies + 1):
+                    todo = [m for m in methods if m in args.methods and key(env_id, dt, m, seed) not in done]
+                    if not todo:
+                        continue
+                    start = time.time()
+                    decision_envs, learn = make_decision_envs(lambda: envs.make_env(env_id, dt, GAMMA), sar, SIDE_BY_SIDE)
+                    env = decision_envs[0]
+                    torch.manual_seed(seed)
+                    agent = sar_ppo.Agent(env.observation_space.shape[0], env.unwrapped.action_space.shape[0], repeat=sar)
+                    stats = Statistics(env.observation_space.shape[0], not is_ant, not is_ant)
+                    variances, decisions, steps = measure(decision_envs, learn, agent, stats, seed,
+                                                          [m.replace("SAR-", "") for m in todo], args.burn_in,
+                                                          args.trajectories, max_steps)
+                    seconds = time.time() - start
+                    for method in todo:
+                        variance = variances[method.replace("SAR-", "")]
+                        writer.writerow({"env_id": env_id, "dt": f"{dt:g}", "method": method, "policy_seed": seed,
+                                         "total_variance": f"{variance:.6g}", "trajectories": args.trajectories,
+                                         "decisions_mean": f"{decisions:.2f}", "delta_steps_mean": f"{steps:.2f}",
+                                         "wall_time_s": f"{seconds:.2f}"})
+                        f.flush()
+                        print(f"{env_id} δ={dt:g} {method} seed {seed}: tr V = {variance:.4g}, "
+                              f"{decisions:.1f} decisions, {steps:.1f} δ-steps, {seconds:.1f} s "
+                              f"({time.process_time():.0f} s CPU so far)", flush=True)
+    plot_figure(read_rows(args.out), args.figure)
+
+
+if __name__ == "__main__":
+    main()
