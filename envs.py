@@ -1,6 +1,7 @@
 """Environments shared by sar_ppo.py and figar_ppo.py (SPEC "Time discretization", "Stochastic
 settings", "AlertThenOff"): δ-rescaled MuJoCo v5 tasks, the paper's stochastic and partially
 observable variants, and the toy AlertThenOff of Sec. 4.3. Nothing here knows about learning."""
+import dataclasses
 import math
 
 import gymnasium as gym
@@ -56,12 +57,19 @@ def resolve_dt(env_id, dt=None):
     return value
 
 
-class DtEnv(gym.Wrapper):
-    """A MuJoCo task stepped every δ seconds with the physical time limit and return scale of δ0."""
+class DtEnv(gym.Wrapper, gym.utils.RecordConstructorArgs):
+    """A MuJoCo task stepped every δ seconds (frame_skip 1, MuJoCo timestep δ; untouched at its own δ0)
+    with the physical time limit and return scale of δ0. `max_episode_steps` is the task's limit at δ0."""
 
-    def __init__(self, env, dt, dt0, max_episode_steps, gamma=0.99):
-        super().__init__(env)
+    def __init__(self, env, dt, max_episode_steps, gamma=0.99):
+        gym.utils.RecordConstructorArgs.__init__(self, dt=dt, max_episode_steps=max_episode_steps, gamma=gamma)
+        gym.Wrapper.__init__(self, env)
+        raw, dt0 = env.unwrapped, env.unwrapped.dt
         self.dt, self.dt0 = dt, dt0
+        if dt != dt0:
+            raw.frame_skip = 1
+            raw.model.opt.timestep = dt
+            raw.metadata = {**raw.metadata, "render_fps": int(round(1 / dt))}
         self.gamma_dt = gamma ** (dt / dt0)  # γ_δ = γ^(δ/δ0), same effective horizon (App. I.2)
         self.reward_scale = dt / dt0  # r_δ = r·δ (eq. 2), in units of δ0-steps
         # Same physical limit; the 1e-9 guards int() against 19999.999... from float division.
@@ -89,19 +97,13 @@ def make_env(env_id, dt=None, gamma=0.99):
     """`env_id` stepped every δ = `dt` seconds (frame_skip 1, MuJoCo timestep δ); untouched at δ0.
 
     No PassiveEnvChecker, OrderEnforcing or TimeLimit under it: the repetition loops call `step`
-    millions of times, so the only layer is DtEnv. Read off `env.dt`, `env.dt0`, `env.gamma_dt` (γ_δ),
-    `env.max_steps`, and the running `env.episode_return` / `env.episode_length`.
+    millions of times, so the only layer is DtEnv. Its `env.spec` re-creates it. Read off `env.dt`,
+    `env.dt0`, `env.gamma_dt` (γ_δ), `env.max_steps`, and the running `env.episode_return` / `env.episode_length`.
     """
     dt = resolve_dt(env_id, dt)
-    raw = gym.make(env_id, disable_env_checker=True)
-    max_episode_steps = raw.spec.max_episode_steps  # 1000, or 50 for Reacher
-    raw = raw.unwrapped
-    dt0 = raw.dt
-    if dt != dt0:
-        raw.frame_skip = 1
-        raw.model.opt.timestep = dt
-        raw.metadata = {**raw.metadata, "render_fps": int(round(1 / dt))}
-    return DtEnv(raw, dt, dt0, max_episode_steps, gamma)
+    spec = gym.spec(env_id)
+    bare = dataclasses.replace(spec, max_episode_steps=None, order_enforce=False, disable_env_checker=True)
+    return DtEnv(gym.make(bare), dt, spec.max_episode_steps, gamma)  # 1000 steps at δ0, or 50 for Reacher
 
 
 def _base_name(env):
@@ -109,12 +111,13 @@ def _base_name(env):
     return spec.name if spec is not None else type(env.unwrapped).__name__
 
 
-class Perturb(gym.Wrapper):
+class Perturb(gym.Wrapper, gym.utils.RecordConstructorArgs):
     """Sec. 5.2's stochastic settings, drawn once per call of `step`: wrap it *outside* the action
     repetition so a draw holds for a whole decision, and a force is cleared at the next one."""
 
     def __init__(self, env, kind, prob=None, std=None):
-        super().__init__(env)
+        gym.utils.RecordConstructorArgs.__init__(self, kind=kind, prob=prob, std=std)
+        gym.Wrapper.__init__(self, env)
         if kind not in NOISE_KINDS:
             raise ValueError(f"kind: unknown noise kind {kind!r}; choose from {', '.join(NOISE_KINDS)}")
         name = _base_name(env)
@@ -169,12 +172,13 @@ class Perturb(gym.Wrapper):
         return np.concatenate([obs, np.clip(self.force, -1.0, 1.0)])
 
 
-class HoldPenalty(gym.Wrapper):
+class HoldPenalty(gym.Wrapper, gym.utils.RecordConstructorArgs):
     """App. D's partial observability: pays `penalty` once each time one action has been held for
     `t_thres` seconds; the holding time is not observed. Wrap the δ-env, inside the repetition."""
 
     def __init__(self, env, t_thres=None, penalty=None):
-        super().__init__(env)
+        gym.utils.RecordConstructorArgs.__init__(self, t_thres=t_thres, penalty=penalty)
+        gym.Wrapper.__init__(self, env)
         name = _base_name(env)
         if (t_thres is None or penalty is None) and name not in HOLD_PENALTY:
             raise ValueError(f"t_thres: no default for {name}; pass t_thres and penalty")

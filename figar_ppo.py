@@ -13,6 +13,7 @@ import json
 import math
 import os
 import re
+import subprocess
 import sys
 import time
 from importlib.metadata import version
@@ -166,14 +167,37 @@ RESUMABLE_CHANGES = {"total_steps", "eval_every", "eval_episodes", "log_dir", "r
 
 
 # ---------------------------------------------------------------- the action repetition
-class DurativeRepetition(gym.Wrapper):
-    """One decision step. The policy's action is [a, u_raw], u = (u_raw + 1)/2 ∈ [0, 1]; `a` is
-    repeated for ⌈t/δ⌉ δ-steps with t = u·max_t (at least one), or until the episode ends.
-    The reward of a decision is R = Σ_k γ_δ^k r_k (eq. 6)."""
+def env_attr(env, name, default=None):
+    """`name` of the outermost layer of `env` that has it (a wrapper or the env itself), else `default`."""
+    try:
+        return env.get_wrapper_attr(name)
+    except AttributeError:
+        return default
 
-    def __init__(self, env, max_t, limit_t=True):
-        super().__init__(env)
-        self.max_t, self.dt, self.gamma_dt = max_t, env.get_wrapper_attr("dt"), env.get_wrapper_attr("gamma_dt")
+
+class DurativeRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
+    """FiGAR-C's durative actions (Sec. 4.2) around any gymnasium env; one `step` is one decision.
+
+    The action is [a, u_raw], u = (u_raw + 1)/2 ∈ [0, 1]; `a` is repeated for ⌈t/δ⌉ δ-steps with
+    t = u·max_t (at least one), or until the episode ends, blind to the state meanwhile.
+    `step` returns R = Σ_k γ_δ^k r_k over the k δ-steps it took and info["w"] = k. A learner must
+    discount what follows a decision by γ_δ^w (eq. 6), e.g. in GAE: R_t + γ_δ^(w_t)·V(s_t+1) − V(s_t).
+    One that ignores w and discounts every decision by the same γ counts a long repetition as one
+    step: its horizon in seconds then depends on the durations it picks and on δ, it favours long
+    repetitions for that alone, and the δ-invariance the method is for is lost.
+    δ (`dt`, seconds per step of `env`) and γ_δ (`gamma_dt`, discount per step of `env`) are the
+    arguments if given, else the env's own (envs.DtEnv has both, many gymnasium envs a `dt`), else
+    γ_δ = 0.99. Needs Box observations and actions; nothing else of this project.
+    """
+
+    def __init__(self, env, max_t=0.05, limit_t=True, dt=None, gamma_dt=None):
+        gym.utils.RecordConstructorArgs.__init__(self, max_t=max_t, limit_t=limit_t, dt=dt, gamma_dt=gamma_dt)
+        gym.Wrapper.__init__(self, env)
+        self.max_t = max_t
+        self.dt = dt if dt is not None else env_attr(env, "dt")
+        self.gamma_dt = gamma_dt if gamma_dt is not None else env_attr(env, "gamma_dt", 0.99)
+        if self.dt is None or not all(isinstance(space, gym.spaces.Box) for space in (env.observation_space, env.action_space)):
+            raise ValueError("env: needs Box observation and action spaces, and a `dt` (or pass dt=)")
         low, high = env.action_space.low, env.action_space.high
         u_high = np.float32(1) if limit_t else np.float32(np.inf)  # --no-limit-t: u is not clipped above
         self.action_space = gym.spaces.Box(np.append(low, np.float32(-1)), np.append(high, u_high))
@@ -276,16 +300,26 @@ def read_rows(path):
         return list(csv.DictReader(f))
 
 
+def code_version():
+    """(git commit, whether the code — *.py, requirements.txt — has uncommitted changes), or (None, None)."""
+    git = lambda *a: subprocess.run(["git", "-C", os.path.dirname(os.path.abspath(__file__)), *a],  # noqa: E731
+                                    capture_output=True, text=True, check=True).stdout.strip()
+    try:
+        return git("rev-parse", "HEAD"), git("status", "--porcelain", "--", "*.py", "requirements.txt") != ""
+    except (OSError, subprocess.CalledProcessError):
+        return None, None
+
+
 def resume_point(args, run_dir):
-    """(checkpoint, the rows of progress.csv up to it) that the run continues from; (None, []) for a
-    new run. Refuses with one line, before any file is touched, whatever would erase rows or continue a
+    """(checkpoint, the rows of progress.csv up to it, its config) that the run continues from;
+    (None, [], {}) for a new run. Refuses with one line, before any file is touched, whatever would erase rows or continue a
     run wrongly; a run whose rows already reach --total-steps is finished: it says so and exits 0."""
     config_path, progress_path, checkpoint_path = (os.path.join(run_dir, f) for f in RUN_FILES)
     if os.path.exists(progress_path) and not args.resume:
         fail(f"--run-name: {run_dir} exists; pass --resume to continue it or choose another --run-name")
     if not args.resume:
-        return None, []
-    has_checkpoint = os.path.exists(checkpoint_path)
+        return None, [], {}
+    has_checkpoint, saved = os.path.exists(checkpoint_path), {}
     if has_checkpoint or os.path.exists(config_path):
         try:
             with open(config_path) as f:
@@ -323,7 +357,7 @@ def resume_point(args, run_dir):
         if rows:
             fail(f"--resume: {run_dir} has {whole} updates but no checkpoint.pt to continue from (a clone has "
                  f"none: they are not in git); leave it as it is, or move it away to train it anew")
-        return None, []
+        return None, [], {}
     try:
         state = torch.load(checkpoint_path, weights_only=True)
         saved_steps = int(state["counters"]["decision_steps"])
@@ -331,14 +365,14 @@ def resume_point(args, run_dir):
         fail(f"--resume: {checkpoint_path} is not a checkpoint of this script ({type(e).__name__}: {e})")
     if saved_steps > done:  # a torn last row may only lie after the checkpoint, where rows are replaced
         fail(f"--resume: {progress_path} has whole rows up to {done:,} decisions only, its checkpoint is at {saved_steps:,}")
-    return state, rows[:saved_steps // n]
+    return state, rows[:saved_steps // n], saved
 
 
 if __name__ == "__main__":
     args = parse_args()
     run_dir = os.path.join(args.log_dir, args.run_name)
     config_path, progress_path, checkpoint_path = (os.path.join(run_dir, f) for f in RUN_FILES)
-    state, rows = resume_point(args, run_dir)
+    state, rows, saved = resume_point(args, run_dir)
     counters = {"update": 0, "decision_steps": 0, "env_steps": 0, "episodes": 0, "wall_time_s": 0.0}
 
     def report(kind, error, traceback):  # Ctrl-C or a failed write (a full disk): one line, and the run resumes
@@ -401,6 +435,8 @@ if __name__ == "__main__":
     config = {**vars(args), "env_id": args.env_id, "method": args.method, "dt": dt, "dt0": dt0,
               "gamma_dt": gamma_dt, "seed": args.seed, "learning_rate_used": learning_rate,
               "resumed_at_decision_steps": counters["decision_steps"] or None,  # flags of the latest (re)start
+              "code": saved.get("code", []) + [dict(zip(("decision_steps", "git_commit", "git_dirty"),
+                                                        (counters["decision_steps"], *code_version())))],
               "versions": {p: version(p) for p in ("torch", "gymnasium", "mujoco", "numpy")}}
     save_atomic(config_path, json.dumps(config, indent=2))
     if state is None:

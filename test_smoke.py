@@ -1,6 +1,9 @@
 """The test suite: seconds-long checks of the behaviours SPEC.md pins down. Run: pytest -q"""
 import json
+import os
 import warnings
+
+os.environ.setdefault("MUJOCO_GL", "egl")  # check_env renders; EGL needs no display
 
 import numpy as np
 import pytest
@@ -12,9 +15,12 @@ warnings.filterwarnings("ignore", module="gymnasium")
 
 
 def check(env):
+    """gymnasium's check_env with its defaults: its render and close checks re-create the env from
+    env.spec. Every render mode is checked but "human", which opens a window (CI has no display)."""
+    env.metadata = {**env.metadata, "render_modes": [m for m in env.metadata.get("render_modes", []) if m != "human"]}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        check_env(env, skip_render_check=True, skip_close_check=True)  # both re-make from the registry
+        check_env(env)
 
 
 # ---------------------------------------------------------------- envs.py
@@ -873,3 +879,76 @@ def test_theory_bad_flag_on_the_command_line_writes_nothing(tmp_path):
                              "--policies", "0"], capture_output=True, text=True, timeout=60)
     assert result.returncode == 2 and result.stderr.count("\n") == 1 and "--policies" in result.stderr
     assert not (tmp_path / "theory").exists()
+
+
+# ---------------------------------------------------------------- the repetition wrappers as drop-in gymnasium wrappers
+class Still(gym.Env):
+    """A registered non-MuJoCo env whose state never moves (Δ stays 0); reward 1 per step of 0.01 s."""
+
+    metadata = {"render_modes": []}
+    observation_space = gym.spaces.Box(-1.0, 1.0, (2,), np.float32)
+    action_space = gym.spaces.Box(-1.0, 1.0, (1,), np.float32)
+    dt = 0.01
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        return np.zeros(2, np.float32), {}
+
+    def step(self, action):
+        return np.zeros(2, np.float32), 1.0, False, False, {}
+
+
+gym.register("test/Still-v0", entry_point=Still)
+
+
+@pytest.mark.parametrize("wrap", [lambda env: sar_ppo.SafeActionRepetition(env, max_t=0.05),
+                                  lambda env: figar_ppo.DurativeRepetition(env, max_t=0.05)])
+def test_repetition_wraps_a_plain_gymnasium_env_by_its_own_dt(wrap):
+    env = wrap(gym.make("test/Still-v0"))
+    assert (env.dt, env.gamma_dt) == (0.01, 0.99)  # no δ0 of its own: γ = 0.99 per δ-step
+    env.reset(seed=0)
+    _, R, _, _, info = env.step(np.array([0.0, -1.0], np.float32))  # u = 0: d = 0 or t = 0, one δ-step
+    assert info["w"] == 1 and R == 1.0
+    _, R, _, _, info = env.step(np.array([0.0, 1.0], np.float32))  # u = 1, the state never moves: max_t
+    assert info["w"] == 5 and R == pytest.approx(sum(0.99 ** k for k in range(5)))
+    check(wrap(gym.make("test/Still-v0")))
+
+
+def test_repetition_needs_a_dt_and_box_spaces():
+    for plain in ("MountainCarContinuous-v0", "CartPole-v1"):  # no dt; Discrete actions
+        with pytest.raises(ValueError, match="^env:"):
+            sar_ppo.SafeActionRepetition(gym.make(plain))
+    env = sar_ppo.SafeActionRepetition(gym.make("MountainCarContinuous-v0"), dt=1.0, max_t=3.0)
+    env = sar_ppo.SafeActionRepetition(gym.make("test/Still-v0"), dt=0.002, gamma_dt=0.5)  # arguments win
+    assert (env.dt, env.gamma_dt, env.max_repeats) == (0.002, 0.5, 25)
+
+
+@pytest.mark.parametrize("script", ["sar_ppo.py", "figar_ppo.py"])
+def test_repetition_wrappers_of_the_scripts_pass_check_env(script):
+    module = sar_ppo if script == "sar_ppo.py" else figar_ppo
+    wrapper = module.SafeActionRepetition if script == "sar_ppo.py" else module.DurativeRepetition
+    check(wrapper(envs.make_env("InvertedPendulum-v5", "lowest")))
+
+
+def readme_section(title):
+    with open(os.path.join(HERE, "README.md")) as f:
+        text = f.read()
+    return text[text.index(title):].split("\n## ")[0]
+
+
+def test_readme_snippet_to_use_sar_in_your_own_project_runs_as_written():
+    section = readme_section("## Use SAR in your own project")
+    snippet = section.split("```python\n")[1].split("```")[0]
+    scope = {}
+    exec(compile(snippet, "README.md", "exec"), scope)  # noqa: S102 - the README's own code
+    assert 1 <= scope["info"]["w"] <= 4  # Pendulum-v1: δ = 0.05 s, max_t = 0.2 s
+
+
+def test_config_records_the_commit_of_the_code_at_every_start_and_resume(tmp_path):
+    train("sar_ppo.py", tmp_path, "--total-steps", "256", *TINY)
+    train("sar_ppo.py", tmp_path, "--total-steps", "512", *TINY, "--resume")
+    with open(tmp_path / "run" / "config.json") as f:
+        code = json.load(f)["code"]
+    head = subprocess.run(["git", "-C", HERE, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    assert [c["decision_steps"] for c in code] == [0, 256] and all(c["git_commit"] == head for c in code)
+    assert all(isinstance(c["git_dirty"], bool) for c in code)

@@ -58,14 +58,12 @@ def parse_args(argv=None):
 
 
 def make_decision_env(method, x):
-    """AlertThenOff at δ = x/5 inside the scripts' repetition wrapper of `method`. The wrappers read
-    dt and gamma_dt off the δ-env; AlertThenOff has only dt, so the thinnest adapter is the attribute
-    gamma_dt = 1 (no discount: R(τ) = ξ, as in the proof)."""
+    """AlertThenOff at δ = x/5 inside the scripts' repetition wrapper of `method`; δ is the env's own
+    `dt`, and γ_δ = 1 (no discount: R(τ) = ξ, as in the proof)."""
     env = envs.AlertThenOff(dt=x / 5, x=x, nu=NU)
-    env.gamma_dt = 1.0
     if method == "FiGAR-C":
-        return figar_ppo.DurativeRepetition(env, max_t=x)
-    env = sar_ppo.SafeActionRepetition(env, max_d=0.5, max_t=math.inf)
+        return figar_ppo.DurativeRepetition(env, max_t=x, gamma_dt=1.0)
+    env = sar_ppo.SafeActionRepetition(env, max_d=0.5, max_t=math.inf, gamma_dt=1.0)
     env.update_stats = False  # Δ = |s - s_i| / 1.001: pinned statistics, s ∈ {0, 1}
     env.obs_stats.mean, env.obs_stats.var = np.zeros(1), np.ones(1)
     return env

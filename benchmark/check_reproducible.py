@@ -15,7 +15,7 @@ import tempfile
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TIMINGS = {"wall_time_s", "decisions_per_s", "env_steps_per_s"}
 NOT_FLAGS = {"method", "dt0", "gamma_dt", "learning_rate_used", "resumed_at_decision_steps", "versions", "resume",
-             "log_dir", "run_name", "total_steps", "save_model", "git_commit", "git_dirty"}
+             "log_dir", "run_name", "total_steps", "save_model", "code"}
 
 
 def command(config, updates, log_dir):
