@@ -5,6 +5,15 @@ and/or `hold-penalty`. Seeds are averaged; bands and error bars are 95% confiden
 mean over seeds from Student's t distribution: mean ± t(0.975, n-1) · s / sqrt(n), s the sample
 standard deviation (no band for a single seed).
 
+Per setting it writes five figures. Three put every method and δ of a task in one panel: training
+return and mean action duration against --x (raw per-update means), and final return as bars. Two
+are drawn as the paper draws its grid: `<setting>_grid_return_vs_<x>`, a row per method and a column
+per task (in the paper's order), a colour per δ (darkest the smallest, lightest the task's largest),
+each seed's curve smoothed by --smooth, y shared within a column; `<setting>_final_return_normalised`,
+each task's final returns divided by R*, the best method's mean final return at the task's largest δ
+(δ0 in the δ-invariance runs), so that 1 is "as good as the best at δ0" (if R* < 0, as on Reacher,
+2 - R / R*: still 1 at R*, higher is better).
+
     python plot.py results/runs --out results/figures               # all figures + table
     python plot.py results/runs --x physical_time_s --format pdf     # App. F.2's axis
     python plot.py results/runs --table                              # the table only, as Markdown
@@ -22,6 +31,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.ticker  # noqa: E402
 import numpy as np  # noqa: E402
 
 # Two-sided 95% Student t quantiles t(0.975, df), df = 1..30; beyond that 1.96 is within 2%.
@@ -31,6 +41,10 @@ T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2
 X_LABELS = {"decision_steps": "decision steps", "physical_time_s": "physical time (s)",
             "wall_time_s": "wall time (s)"}
 LINE_STYLES = ["-", "--", ":", "-."]
+# The order of the paper's tasks (Sec. 5) and methods; any other comes after them, sorted.
+TASKS = ["InvertedPendulum-v5", "InvertedDoublePendulum-v5", "Hopper-v5", "Walker2d-v5", "HalfCheetah-v5",
+         "Ant-v5", "Reacher-v5", "Swimmer-v5"]
+METHODS = ["SAR-PPO", "λ-SAR-PPO", "FiGAR-C-PPO", "PPO", "PPO (scaled)"]
 
 
 def mean_ci(values):
@@ -41,6 +55,22 @@ def mean_ci(values):
         return float(values.mean()), 0.0
     t = T975[n - 2] if n - 1 <= len(T975) else 1.96
     return float(values.mean()), float(t * values.std(ddof=1) / math.sqrt(n))
+
+
+def ordered(names, first):
+    """`names` sorted, those listed in `first` leading in its order."""
+    return sorted(names, key=lambda name: (first.index(name) if name in first else len(first), name))
+
+
+def moving_average(y, window):
+    """At each update the mean of the values (nan: none logged) of the last `window` updates, the first
+    window-1 updates averaging those so far; nan where the window holds none."""
+    means = []
+    for i in range(len(y)):
+        values = y[max(0, i + 1 - window):i + 1]
+        values = values[~np.isnan(values)]
+        means.append(values.mean() if len(values) else math.nan)
+    return np.array(means)
 
 
 def number(cell):
@@ -97,6 +127,10 @@ def final_return(columns, fraction=0.1):
     return float(returns[known][-1]) if known.any() else math.nan
 
 
+def finals(runs):
+    return [final_return(columns) for _, columns, _ in runs]
+
+
 def decisions_per_physical_second(columns):
     return float(columns["decision_steps"][-1] / columns["physical_time_s"][-1])
 
@@ -143,11 +177,12 @@ def load_groups(paths, partial=False, max_steps=None, only=None):
     return groups
 
 
-def seed_curves(runs, x_key, y_key, points=100):
-    """Each seed's y interpolated on a common x grid up to the shortest run; (grid, mean, ci)."""
+def seed_curves(runs, x_key, y_key, points=100, smooth=1):
+    """Each seed's y (its moving average over `smooth` updates) interpolated on a common x grid up to
+    the shortest run; (grid, mean, ci)."""
     curves = []
     for _, columns, _ in runs:
-        x, y = columns[x_key], columns[y_key]
+        x, y = columns[x_key], moving_average(columns[y_key], smooth)
         known = ~np.isnan(y)
         if known.sum() >= 2:
             curves.append((x[known], y[known]))
@@ -161,10 +196,15 @@ def seed_curves(runs, x_key, y_key, points=100):
     return grid, np.array([m for m, _ in stats]), np.array([c for _, c in stats])
 
 
+def rank_colors(dts):
+    """{δ: colour}, darkest the smallest δ, lightest the largest."""
+    dts = sorted(set(dts))
+    return {dt: plt.cm.viridis(i / max(1, len(dts) - 1) * 0.85) for i, dt in enumerate(dts)}
+
+
 def style_maps(groups):
-    dts = sorted({key[3] for key in groups})
     methods = sorted({key[2] for key in groups})
-    colors = {dt: plt.cm.viridis(i / max(1, len(dts) - 1) * 0.85) for i, dt in enumerate(dts)}
+    colors = rank_colors(key[3] for key in groups)
     styles = {m: LINE_STYLES[i % len(LINE_STYLES)] for i, m in enumerate(methods)}
     return colors, styles
 
@@ -194,10 +234,33 @@ def plot_curves(groups, setting, x_key, y_key, y_label, path):
         ax.set_ylabel(y_label)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=6)
+    return save(fig, path)
+
+
+def save(fig, path):
     fig.tight_layout()
     fig.savefig(path, dpi=150)
     plt.close(fig)
     return path
+
+
+def draw_bars(ax, values, methods, dts, colors):
+    """Per method (ticks) a bar per δ (colours): mean and 95% CI over seeds, each seed a dot.
+    `values`: {(method, δ): the seeds' values}."""
+    width = 0.8 / max(1, len(dts))
+    labelled = set()
+    for j, dt in enumerate(dts):
+        for i, method in enumerate(methods):
+            seeds = values.get((method, dt))
+            if seeds is None:
+                continue
+            mean, ci = mean_ci(seeds)
+            x = i + (j - (len(dts) - 1) / 2) * width
+            ax.bar(x, mean, width, yerr=ci, capsize=2, color=colors[dt],
+                   label=None if dt in labelled else f"δ = {dt:g} s")
+            labelled.add(dt)
+            ax.scatter([x] * len(seeds), seeds, s=6, color="black", zorder=3)
+    ax.set_xticks(range(len(methods)), methods, fontsize=7)
 
 
 def plot_final_bars(groups, setting, path):
@@ -205,31 +268,95 @@ def plot_final_bars(groups, setting, path):
     fig, axes = panels(groups, setting)
     for env_id, ax in axes.items():
         keys = sorted(k for k in groups if k[0] == env_id and k[1] == setting)
-        methods = sorted({k[2] for k in keys})
-        dts = sorted({k[3] for k in keys})
-        width = 0.8 / max(1, len(dts))
-        labelled = set()
-        for j, dt in enumerate(dts):
-            for i, method in enumerate(methods):
-                runs = groups.get((env_id, setting, method, dt))
-                if not runs:
-                    continue
-                finals = [final_return(c) for _, c, _ in runs]
-                mean, ci = mean_ci(finals)
-                x = i + (j - (len(dts) - 1) / 2) * width
-                ax.bar(x, mean, width, yerr=ci, capsize=2, color=colors[dt],
-                       label=None if dt in labelled else f"δ = {dt:g} s")
-                labelled.add(dt)
-                ax.scatter([x] * len(finals), finals, s=6, color="black", zorder=3)  # each seed
-        ax.set_xticks(range(len(methods)), methods, fontsize=7)
+        values = {k[2:]: finals(groups[k]) for k in keys}
+        draw_bars(ax, values, sorted({k[2] for k in keys}), sorted({k[3] for k in keys}), colors)
         ax.set_title(f"{env_id} ({setting})", fontsize=9)
         ax.set_ylabel("final training return (dots: seeds)")
         ax.grid(alpha=0.3, axis="y")
         ax.legend(fontsize=6)
-    fig.tight_layout()
-    fig.savefig(path, dpi=150)
-    plt.close(fig)
-    return path
+    return save(fig, path)
+
+
+def grid_figure(groups, setting, x_key, smooth):
+    """The paper's grid of training curves: a row per method, a column per task, a curve per δ; y shared
+    within a column."""
+    keys = [k for k in groups if k[1] == setting]
+    tasks, methods = ordered({k[0] for k in keys}, TASKS), ordered({k[2] for k in keys}, METHODS)
+    fig, axes = plt.subplots(len(methods), len(tasks), figsize=(max(6.0, 4.2 * len(tasks)), 2.5 * len(methods) + 1.2),
+                             sharex="col", sharey="col", squeeze=False)
+    for col, env_id in enumerate(tasks):
+        colors = rank_colors(k[3] for k in keys if k[0] == env_id)
+        for row, method in enumerate(methods):
+            ax, seeds = axes[row, col], set()
+            for dt, color in colors.items():
+                runs = groups.get((env_id, setting, method, dt), [])
+                curve = seed_curves(runs, x_key, "return_mean", smooth=smooth)
+                if curve is None:
+                    continue
+                grid, mean, ci = curve
+                ax.plot(grid, mean, color=color, lw=1.2)
+                ax.fill_between(grid, mean - ci, mean + ci, color=color, alpha=0.2, linewidth=0)
+                seeds.add(len(runs))
+            n = "–".join(str(s) for s in sorted({min(seeds), max(seeds)})) if seeds else "0"
+            ax.set_title(f"{method} on {env_id} (n = {n})", fontsize=9)
+            ax.xaxis.set_major_formatter(matplotlib.ticker.EngFormatter())
+            ax.grid(alpha=0.3)
+        bottom = axes[-1, col]
+        bottom.set_xlabel(X_LABELS.get(x_key, x_key))
+        handles = [plt.Line2D([], [], color=color, lw=2) for color in colors.values()]
+        bottom.legend(handles, [f"δ = {dt:g} s" for dt in colors], fontsize=8, ncol=len(colors),
+                      loc="upper center", bbox_to_anchor=(0.5, -0.3), frameon=False)
+    for row in axes:
+        row[0].set_ylabel("training return")
+    fig.suptitle(f"{setting}: training return, each seed's moving average over {smooth} updates\n"
+                 "lines: mean over seeds; bands: 95% CI", fontsize=10)
+    return fig
+
+
+def normalised_finals(groups, setting):
+    """({env: (R*, method, δ)}, {(env, method, δ): seeds' final return / R*}), R* the best method's mean
+    final return at the task's largest δ; 2 - R / R* where R* < 0. A task without a usable R* is left out."""
+    refs, scores = {}, {}
+    for env_id in sorted({k[0] for k in groups if k[1] == setting}):
+        keys = [k for k in groups if k[0] == env_id and k[1] == setting]
+        top = max(k[3] for k in keys)
+        means = {m: mean_ci(finals(groups[(env_id, setting, m, top)]))[0]
+                 for m in ordered({k[2] for k in keys if k[3] == top}, METHODS)}  # ties: the paper's order
+        method = max(means, key=lambda m: np.nan_to_num(means[m], nan=-math.inf))
+        ref = means[method]
+        if not abs(ref) > 0:  # nan or 0: no ratio
+            print(f"warning: {env_id} ({setting}) left out of the normalised figure: best final return "
+                  f"at δ = {top:g} s is {ref:g}", file=sys.stderr)
+            continue
+        refs[env_id] = (ref, method, top)
+        for k in keys:
+            ratio = np.array(finals(groups[k])) / ref
+            scores[k] = ratio if ref > 0 else 2 - ratio
+    return refs, scores
+
+
+def normalised_figure(groups, setting):
+    """Per task (a panel each, y shared) the final returns / R*: a bar per method and δ, seeds as dots."""
+    refs, scores = normalised_finals(groups, setting)
+    tasks = ordered(refs, TASKS)
+    methods = ordered({k[2] for k in scores}, METHODS)
+    width = max(8.5, 1.5 + max(3.6, 0.9 * len(methods)) * len(tasks))
+    fig, axes = plt.subplots(1, max(1, len(tasks)), figsize=(width, 4.6), sharey=True, squeeze=False)
+    for ax, env_id in zip(axes[0], tasks):
+        values = {k[2:]: v for k, v in scores.items() if k[0] == env_id}
+        dts = sorted({dt for _, dt in values})
+        draw_bars(ax, values, methods, dts, rank_colors(dts))
+        ax.axhline(1.0, color="gray", lw=0.8, ls="--")
+        ref, method, top = refs[env_id]
+        ax.set_title(f"{env_id}\nR* = {ref:.1f} ({method}, δ = {top:g} s)", fontsize=9)
+        ax.tick_params(axis="x", labelsize=8)
+        ax.grid(alpha=0.3, axis="y")
+        ax.legend(fontsize=8, ncol=len(dts), loc="upper center", bbox_to_anchor=(0.5, -0.08), frameon=False)
+    axes[0, 0].set_ylabel("final training return / R*")
+    fig.suptitle(f"{setting}: final training return R / R* (bars: mean and 95% CI over seeds; dots: seeds)\n"
+                 "R* = the best method's mean final return at the task's largest δ (2 − R / R* if R* < 0)",
+                 fontsize=9)
+    return fig
 
 
 def table(groups):
@@ -237,7 +364,7 @@ def table(groups):
     lines = ["| env | setting | method | δ (s) | seeds | decisions | final return | decisions / physical s | wall time (min) |",
              "|---|---|---|---|---|---|---|---|---|"]
     for (env_id, setting, method, dt), runs in sorted(groups.items()):
-        mean, ci = mean_ci([final_return(c) for _, c, _ in runs])
+        mean, ci = mean_ci(finals(runs))
         rate = np.mean([decisions_per_physical_second(c) for _, c, _ in runs])
         steps = min(int(c["decision_steps"][-1]) for _, c, _ in runs)
         wall = np.mean([c["wall_time_s"][-1] / 60 for _, c, _ in runs])
@@ -269,9 +396,16 @@ def main(argv=None):
     p.add_argument("--max-steps", type=int, default=None,
                    help="use each run's first N decisions only (e.g. the 100k mark of a longer run)")
     p.add_argument("--only", nargs="+", default=None, help="only run folders whose name contains one of these texts")
+    p.add_argument("--smooth", type=int, default=10, metavar="N",
+                   help="the grid figure's curves: at each update, each seed's mean training return over "
+                        "its last N updates (the first N-1 updates: over those so far; updates with no "
+                        "finished episode add nothing); 1 draws the raw curves (default 10)")
     args = p.parse_args(argv)
     if os.path.exists(args.out) and not os.path.isdir(args.out):
         print(f"error: --out: {args.out} is a file, not a folder", file=sys.stderr)
+        return 2
+    if args.smooth < 1:
+        print(f"error: --smooth: {args.smooth} updates; it must be 1 or more", file=sys.stderr)
         return 2
     groups = load_groups(args.paths, args.partial, args.max_steps, args.only)
     if not groups:
@@ -291,6 +425,10 @@ def main(argv=None):
             plot_final_bars(groups, setting, os.path.join(args.out, f"{name}_final_return.{args.format}")),
             plot_curves(groups, setting, args.x, "action_duration_mean_s", "mean action duration (s)",
                         os.path.join(args.out, f"{name}_action_duration.{args.format}")),
+            save(grid_figure(groups, setting, args.x, args.smooth),
+                 os.path.join(args.out, f"{name}_grid_return_vs_{args.x}.{args.format}")),
+            save(normalised_figure(groups, setting),
+                 os.path.join(args.out, f"{name}_final_return_normalised.{args.format}")),
         ]
         for path in written:
             print(f"wrote {path}")

@@ -494,13 +494,69 @@ def test_plot_writes_every_figure_and_skips_unfinished_runs(tmp_path, capsys):
     assert "unfinished" in capsys.readouterr().err
     names = sorted(p.name for p in out.iterdir())
     assert names == sorted(f"{s}_{kind}.pdf" for s in ("deterministic", "ext-force") for kind in
-                           ("return_vs_physical_time_s", "final_return", "action_duration"))
+                           ("return_vs_physical_time_s", "final_return", "action_duration",
+                            "grid_return_vs_physical_time_s", "final_return_normalised"))
     assert all(p.stat().st_size > 1000 for p in out.iterdir())
+    assert plot.main([str(runs), "--out", str(out), "--smooth", "0"]) == 2
+    assert "--smooth" in capsys.readouterr().err
     assert plot.main([str(runs), "--table", "--only", "sar1", "ppo2"]) == 0
     captured = capsys.readouterr()
     assert "unfinished" not in captured.err  # runs left out by --only are not even read
     assert sorted(line.split(" | ")[0] for line in captured.out.splitlines() if line.startswith("| sar") or
                   line.startswith("| ppo")) == ["| ppo2", "| sar1"]
+
+
+def test_plot_moving_average_is_what_help_says(capsys):
+    # nan: an update with no finished episode; the first N-1 updates average those so far
+    y = np.array([np.nan, 2.0, np.nan, np.nan, 8.0, 4.0, 6.0])
+    assert np.array_equal(plot.moving_average(y, 2), [np.nan, 2.0, 2.0, np.nan, 8.0, 6.0, 5.0], equal_nan=True)
+    assert np.array_equal(plot.moving_average(y, 3), [np.nan, 2.0, 2.0, 2.0, 8.0, 6.0, 6.0], equal_nan=True)
+    assert np.array_equal(plot.moving_average(y, 1), y, equal_nan=True)  # --smooth 1: the raw curve
+    with pytest.raises(SystemExit):
+        plot.main(["--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "last N updates (the first N-1 updates: over those so far" in help_text
+    assert "1 draws the raw curves (default 10)" in help_text
+
+
+def test_plot_grid_has_a_row_per_method_a_column_per_task_and_shared_y_per_column(tmp_path):
+    for seed in (1, 2):
+        fake_run(tmp_path, f"sar_hop{seed}", 3000.0, seed=seed, dt=0.008, env_id="Hopper-v5")
+        for method in ("SAR-PPO", "PPO"):
+            for dt in (0.002, 0.04):
+                fake_run(tmp_path, f"{method}{dt}_{seed}", 100.0 * seed, method=method, dt=dt, seed=seed)
+    fig = plot.grid_figure(plot.load_groups([str(tmp_path)]), "deterministic", "decision_steps", smooth=3)
+    assert fig.axes[0].get_subplotspec().get_geometry()[:2] == (2, 2)  # rows: methods, columns: tasks
+    assert [ax.get_title() for ax in fig.axes] == [  # the paper's orders, not alphabetical
+        "SAR-PPO on InvertedPendulum-v5 (n = 2)", "SAR-PPO on Hopper-v5 (n = 2)",
+        "PPO on InvertedPendulum-v5 (n = 2)", "PPO on Hopper-v5 (n = 0)"]
+    (sar_ip, sar_hop), (ppo_ip, ppo_hop) = fig.axes[:2], fig.axes[2:]
+    shared = sar_ip.get_shared_y_axes()
+    assert shared.joined(sar_ip, ppo_ip) and shared.joined(sar_hop, ppo_hop) and not shared.joined(sar_ip, sar_hop)
+    assert sar_ip.get_ylim() == ppo_ip.get_ylim() and sar_hop.get_ylim()[1] > 3000 > sar_ip.get_ylim()[1]
+    assert len(sar_ip.get_lines()) == 2 and len(sar_hop.get_lines()) == 1  # a line per δ
+    # rows 1-5 return 0, rows 6-10 the final (150 = the mean over seeds): row 6 at x = 600 is 150 / 3
+    x, y = sar_ip.get_lines()[0].get_data()
+    assert x[55] == pytest.approx(600) and y[55] == pytest.approx(50) and y[-1] == pytest.approx(150)
+    plot.plt.close(fig)
+
+
+def test_plot_normalisation_divides_by_the_best_largest_dt_return_of_the_task(tmp_path, capsys):
+    for method, dt, finals in [("SAR-PPO", 0.04, (700, 900)), ("PPO", 0.04, (1000, 1000)),
+                               ("SAR-PPO", 0.002, (500, 600)), ("PPO", 0.002, (100, 300))]:
+        for seed, final in enumerate(finals):
+            fake_run(tmp_path, f"ip_{method}{dt}_{seed}", float(final), method=method, dt=dt, seed=seed)
+    for seed, (dt, final) in enumerate([(0.02, -5.0), (0.001, -4.0), (0.001, -10.0)]):  # Reacher: R* < 0
+        fake_run(tmp_path, f"reacher{seed}", final, dt=dt, seed=seed, env_id="Reacher-v5")
+    fake_run(tmp_path, "hopper", 0.0, dt=0.008, env_id="Hopper-v5")  # R* = 0: no ratio
+    refs, scores = plot.normalised_finals(plot.load_groups([str(tmp_path)]), "deterministic")
+    assert "Hopper-v5 (deterministic) left out" in capsys.readouterr().err
+    assert refs == {"InvertedPendulum-v5": (1000.0, "PPO", 0.04), "Reacher-v5": (-5.0, "SAR-PPO", 0.02)}
+    ip = "InvertedPendulum-v5", "deterministic"
+    assert list(scores[(*ip, "SAR-PPO", 0.04)]) == pytest.approx([0.7, 0.9])
+    assert list(scores[(*ip, "SAR-PPO", 0.002)]) == pytest.approx([0.5, 0.6])
+    assert list(scores[(*ip, "PPO", 0.002)]) == pytest.approx([0.1, 0.3])
+    assert sorted(scores[("Reacher-v5", "deterministic", "SAR-PPO", 0.001)]) == pytest.approx([0.0, 1.2])  # 2 - R/R*
 
 
 def test_readme_final_returns_come_from_the_committed_runs():
