@@ -384,8 +384,14 @@ def runs_table(groups):
     return "\n".join(lines)
 
 
+def fail(message):
+    print(f"plot.py: error: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.error = fail  # argparse's own errors as one line too
     p.add_argument("paths", nargs="+", help="run folders, or folders holding run folders")
     p.add_argument("--out", default="results/figures", help="folder for the figures")
     p.add_argument("--x", choices=list(X_LABELS), default="decision_steps", help="x-axis of the curves")
