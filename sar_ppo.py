@@ -44,6 +44,11 @@ def fail(message):
     sys.exit(2)
 
 
+def dims(text):
+    """--delta-dims "2,3" → [2, 3]."""
+    return [int(part) for part in text.split(",")]
+
+
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=lambda prog: argparse.RawDescriptionHelpFormatter(
         prog, max_help_position=32))
@@ -64,6 +69,9 @@ def parse_args(argv=None):
                    help="λ of λ-SAR (eq. 8): weight of the state distance against elapsed time")
     p.add_argument("--norm", choices=["l1", "l2"], default="l1",
                    help="distance Δ: ||ñ(s)-ñ(s_i)||_1/dim (paper) or ||·||_2/sqrt(dim) (App. H)")
+    p.add_argument("--delta-dims", type=dims, default=None,
+                   help="Δ over these observation dims only, divided by their count, e.g. 2,3: "
+                        "InvertedPendulum's velocities (Fig. 6; default: every dim)")
     p.add_argument("--no-repeat", action="store_true", help="plain PPO: one δ-step per decision")
     p.add_argument("--scale-lr", action="store_true", help="PPO (scaled): lr·δ/δ0 (App. F.2)")
     # Stochastic and partially observable settings (Sec. 5.2, App. D)
@@ -109,6 +117,7 @@ def parse_args(argv=None):
     if args.max_d is None:
         args.max_d = 1.0 if args.norm == "l2" else 0.5
     infinite = [k for k, v in vars(args).items() if isinstance(v, float) and not math.isfinite(v) and k != "max_t"]
+    obs_dim = envs.make_env(args.env_id).observation_space.shape[0] if args.delta_dims else 0
     log_dir = os.path.abspath(args.log_dir)
     while not os.path.exists(log_dir):  # the folder it will be made in
         log_dir = os.path.dirname(log_dir)
@@ -118,6 +127,9 @@ def parse_args(argv=None):
         ("--max-t", 0 < args.max_t <= 1000 or args.max_t == math.inf, "must lie in (0, 1000] seconds, or be inf"),
         ("--lambda-dt", args.lambda_dt is None or 0 <= args.lambda_dt <= 1, "must lie in [0, 1]"),
         ("--lambda-dt", not (args.no_repeat and args.lambda_dt is not None), "has no meaning with --no-repeat"),
+        ("--delta-dims", args.delta_dims is None or len(set(args.delta_dims)) == len(args.delta_dims) and
+         all(0 <= i < obs_dim for i in args.delta_dims), f"must be distinct observation dims, 0 to {obs_dim - 1}"),
+        ("--delta-dims", not (args.no_repeat and args.delta_dims), "has no meaning with --no-repeat"),
         ("--noise-prob", args.noise_prob is None or 0 <= args.noise_prob <= 1, "must lie in [0, 1]"),
         ("--noise-std", args.noise_std is None or 0 <= args.noise_std <= 1e6, "must lie in [0, 1e6]"),
         *[(flag, value is None or args.noise, "needs --noise") for flag, value in
@@ -161,6 +173,8 @@ def parse_args(argv=None):
         # (name, run-name part) of the paper's variants (App. H), so that runs and plots keep them apart
         variants = [v for v, on in [
             (("l2", "l2"), args.norm == "l2"),
+            ((f"Δ on dims {','.join(map(str, args.delta_dims or []))}", f"delta{'-'.join(map(str, args.delta_dims or []))}"),
+             args.delta_dims is not None),
             ((f"d_max={args.max_d:g}", f"maxd{args.max_d:g}"), args.max_d != (1.0 if args.norm == "l2" else 0.5)),
             (("no limit on t", "no-limit-t") if args.max_t == math.inf else (f"t_max={args.max_t:g}", f"maxt{args.max_t:g}"),
              args.max_t != 0.05),
@@ -201,7 +215,7 @@ class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
     stops after the first δ-step where the episode ends, k·δ ≥ max_t, or the state has left the safe
     region: Δ(s, s_i) ≥ d = u·max_d (eq. 7), or for λ-SAR λ·Δ/max_d + (1-λ)·k·δ/max_t ≥ u (eq. 8).
     Δ normalises states by running statistics kept here (`update_stats = False` freezes them, e.g. to
-    evaluate). With repeat=False (plain PPO) the action has no u and a decision is one δ-step.
+    evaluate); `delta_dims` restricts it to some observation dims, divided by their count. With repeat=False (plain PPO) the action has no u and a decision is one δ-step.
     `step` returns R = Σ_k γ_δ^k r_k over the k δ-steps it took and info["w"] = k. A learner must
     discount what follows a decision by γ_δ^w (eq. 6), e.g. in GAE: R_t + γ_δ^(w_t)·V(s_t+1) − V(s_t).
     One that ignores w and discounts every decision by the same γ counts a long repetition as one
@@ -212,11 +226,14 @@ class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
     γ_δ = 0.99. Needs Box observations and actions; nothing else of this project.
     """
 
-    def __init__(self, env, max_d=0.5, max_t=0.05, lambda_dt=None, norm="l1", repeat=True, dt=None, gamma_dt=None):
+    def __init__(self, env, max_d=0.5, max_t=0.05, lambda_dt=None, norm="l1", repeat=True, dt=None, gamma_dt=None,
+                 delta_dims=None):
         gym.utils.RecordConstructorArgs.__init__(self, max_d=max_d, max_t=max_t, lambda_dt=lambda_dt, norm=norm,
-                                                 repeat=repeat, dt=dt, gamma_dt=gamma_dt)
+                                                 repeat=repeat, dt=dt, gamma_dt=gamma_dt, delta_dims=delta_dims)
         gym.Wrapper.__init__(self, env)
         self.max_d, self.max_t, self.lambda_dt, self.norm, self.repeat = max_d, max_t, lambda_dt, norm, repeat
+        self.delta_dims = delta_dims  # None: Δ over every observation dim
+        self.delta_mask = np.isin(np.arange(env.observation_space.shape[0]), delta_dims or [])
         self.dt = dt if dt is not None else env_attr(env, "dt")
         self.gamma_dt = gamma_dt if gamma_dt is not None else env_attr(env, "gamma_dt", 0.99)
         if self.dt is None or not all(isinstance(space, gym.spaces.Box) for space in (env.observation_space, env.action_space)):
@@ -245,8 +262,10 @@ class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
         d = u * self.max_d
         # ñ(s) = (s - mean)/(sqrt(var) + 1e-3): the mean cancels in ñ(s) - ñ(s_i), so Δ is a
         # weighted norm of s - s_i with weights fixed for the whole repetition.
-        dim = self.obs.shape[0]
+        dim = self.obs.shape[0] if self.delta_dims is None else len(self.delta_dims)
         weight = 1.0 / ((np.sqrt(self.obs_stats.var) + 1e-3) * (dim if self.norm == "l1" else math.sqrt(dim)))
+        if self.delta_dims is not None:
+            weight = weight * self.delta_mask  # Δ over the listed dims only (Fig. 6)
         s_i, seen = self.obs, []
         R, discount, k, undiscounted = 0.0, 1.0, 0, 0.0
         while True:
@@ -451,7 +470,7 @@ if __name__ == "__main__":
         if args.hold_penalty:
             env = envs.HoldPenalty(env)  # App. D: counts holding time at δ-level, inside the repetition
         repetition = env = SafeActionRepetition(env, args.max_d, args.max_t, args.lambda_dt, args.norm,
-                                                repeat=not args.no_repeat)
+                                                repeat=not args.no_repeat, delta_dims=args.delta_dims)
         if args.noise:
             env = envs.Perturb(env, args.noise, args.noise_prob, args.noise_std)
         return env, repetition

@@ -250,6 +250,14 @@ def test_sar_stops_on_the_first_step_where_distance_reaches_the_radius():
     assert w == 1
 
 
+def test_delta_dims_measure_the_distance_over_the_listed_dims_only():
+    # dim 1 moves far, dim 0 creeps: over dim 0 alone, Δ = |s_0| / 1.001 reaches d = 0.25 at the third step
+    path = [[0.1, 5.0], [0.2, -5.0], [0.3, 5.0]] + STILL
+    assert one_decision(path, u=0.5, max_d=0.5, max_t=1.0, delta_dims=[0])[0] == 3
+    assert one_decision(path, u=0.5, max_d=0.5, max_t=1.0)[0] == 1  # every dim: the first step
+    assert one_decision(path, u=0.5, max_d=0.5, max_t=1.0, delta_dims=[1])[0] == 1
+
+
 def test_sar_stops_at_max_t_and_at_episode_end():
     w, R, terminated = one_decision(STILL, u=1.0, max_d=0.5, max_t=0.05)  # 0.05 s = 5 δ-steps
     assert (w, terminated) == (5, False) and R == pytest.approx(discounted(5))
@@ -778,7 +786,7 @@ MORE_BAD_FLAGS = [  # (flags, text the one line must hold), for both scripts
     (["--run-name", "a/b"], "--run-name"), (["--run-name", ".."], "--run-name"),
     (["--log-dir", os.path.join(HERE, "README.md")], "--log-dir"),
     (["--log-dir", os.path.join(HERE, "README.md", "runs")], "--log-dir"),
-    (["--hold-penalty", "--env-id", "Ant-v5"], "Ant-v5"),
+    (["--hold-penalty", "--env-id", "Ant-v5"], "Ant-v5"), (["--delta-dims", "2,9"], "--delta-dims"),
 ]
 
 
