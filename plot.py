@@ -96,7 +96,7 @@ def load_run(folder, partial=False, max_steps=None):
             raise ValueError("progress.csv has no rows")
         columns = {k: np.array([number(r[k]) for r in rows]) for k in
                    ("decision_steps", "env_steps", "physical_time_s", "wall_time_s", "return_mean",
-                    "action_duration_mean_s")}
+                    "action_duration_mean_s", "safe_radius_mean")}
         for key in ("env_id", "method", "dt", "seed", "total_steps"):
             config[key]  # noqa: B018 - raises KeyError if missing
         goal = config["total_steps"] if max_steps is None else min(max_steps, config["total_steps"])

@@ -1016,3 +1016,28 @@ def test_config_records_the_commit_of_the_code_at_every_start_and_resume(tmp_pat
     head = subprocess.run(["git", "-C", HERE, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
     assert [c["decision_steps"] for c in code] == [0, 256] and all(c["git_commit"] == head for c in code)
     assert all(isinstance(c["git_dirty"], bool) for c in code)
+
+
+# ---------------------------------------------------------------- the pendulum analyses (issue #15)
+sys.path.insert(0, os.path.join(HERE, "benchmark"))
+import plot_rising_stochasticity  # noqa: E402
+import safe_regions  # noqa: E402
+
+
+def test_safe_regions_draws_a_trained_run_and_measures_radius_against_speed(tmp_path, capsys):
+    train("sar_ppo.py", tmp_path, "--total-steps", "256", *TINY, "--delta-dims", "2,3", "--noise", "ext-force")
+    safe_regions.main([str(tmp_path / "run"), "--draw", "5", "--decisions", "200", "--out", str(tmp_path / "fig")])
+    assert sorted(p.name for p in (tmp_path / "fig").iterdir()) == ["run_radius_vs_speed.png", "run_safe_regions.png"]
+    assert "Spearman ρ(speed, d)" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as exit_info:  # a run without --delta-dims has no plane to draw
+        safe_regions.main([str(tmp_path / "nothing")])
+    assert exit_info.value.code == 2
+
+
+def test_rising_stochasticity_normalises_each_method_by_its_own_cap(tmp_path):
+    for p_ext, seed in [(None, 1), (None, 2), (0.2, 1)]:
+        fake_run(tmp_path, f"figar{p_ext}{seed}", 100.0, method="FiGAR-C-PPO", seed=seed, noise="ext-force",
+                 noise_prob=p_ext, max_t=0.05)
+    found = plot_rising_stochasticity.cells(plot.load_groups([str(tmp_path)]))
+    assert sorted(found) == [("FiGAR-C-PPO", 0.05), ("FiGAR-C-PPO", 0.2)]  # no --noise-prob: the paper's 0.05
+    assert found[("FiGAR-C-PPO", 0.05)] == [(100.0, pytest.approx(0.4))] * 2  # t = 0.02 s of t_max = 0.05 s

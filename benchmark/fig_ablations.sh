@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# App. I, ablations at δ_lowest on InvertedPendulum-v5 (200,000 decisions) and InvertedDoublePendulum-v5
+# (300,000): SAR-PPO with d_max ∈ {0.2, 0.5, 1.0} (0.5 is the default: fig_dt_invariance.sh's runs),
+# SAR-PPO and FiGAR-C-PPO without the limit on t, SAR-PPO with the l2 distance (d_max = 1.0).
+#   bash benchmark/fig_ablations.sh [workers]  |  --list  |  SEEDS="1 2 3" (default)
+cd "$(dirname "$0")/.."
+SEEDS=${SEEDS:-1 2 3}
+commands() {
+  for spec in "InvertedPendulum-v5 200000" "InvertedDoublePendulum-v5 300000"; do
+    set -- $spec
+    for seed in $SEEDS; do
+      common="--env-id $1 --dt lowest --total-steps $2 --seed $seed --log-dir results/runs --resume"
+      echo "python sar_ppo.py $common --max-d 0.2"
+      echo "python sar_ppo.py $common"
+      echo "python sar_ppo.py $common --max-d 1.0"
+      echo "python sar_ppo.py $common --max-t inf"
+      echo "python figar_ppo.py $common --no-limit-t"
+      echo "python sar_ppo.py $common --norm l2"
+    done
+  done
+}
+if [ "${1:-}" = "--list" ]; then commands; else commands | bash benchmark/run.sh "${1:-2}"; fi

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# App. H, λ-SAR under partial observability: the perceptible strong force plus App. D's hold penalty
+# at δ_lowest; λ-SAR-PPO (λ = 0.5), SAR-PPO, FiGAR-C-PPO; InvertedPendulum-v5 (200,000 decisions) and
+# InvertedDoublePendulum-v5 (300,000).
+#   bash benchmark/fig_partial_observability.sh [workers]  |  --list  |  SEEDS="1 2 3" (default)
+cd "$(dirname "$0")/.."
+SEEDS=${SEEDS:-1 2 3}
+commands() {
+  for spec in "InvertedPendulum-v5 200000" "InvertedDoublePendulum-v5 300000"; do
+    set -- $spec
+    for seed in $SEEDS; do
+      common="--env-id $1 --dt lowest --total-steps $2 --seed $seed --noise ext-force-perceptible --hold-penalty --log-dir results/runs --resume"
+      echo "python sar_ppo.py $common --lambda-dt 0.5"
+      echo "python sar_ppo.py $common"
+      echo "python figar_ppo.py $common"
+    done
+  done
+}
+if [ "${1:-}" = "--list" ]; then commands; else commands | bash benchmark/run.sh "${1:-2}"; fi

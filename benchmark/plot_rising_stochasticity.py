@@ -1,0 +1,77 @@
+"""App. E, rising stochasticity: final return and the learned normalised duration (FiGAR-C-PPO: t/t_max)
+or radius (SAR-PPO: d/d_max) against p_ext, the probability of an external force per decision, on
+InvertedPendulum-v5 at δ_lowest (the runs of benchmark/fig_rising_stochasticity.sh). The paper's claim:
+FiGAR-C's durations shrink as p_ext grows, SAR's radii do not. Each value is a run's mean over the last
+10% of its decisions; mean and 95% Student t interval over seeds, seeds as dots.
+
+    python benchmark/plot_rising_stochasticity.py results/runs --out results/figures
+"""
+import argparse
+import os
+import sys
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+import plot  # noqa: E402
+from pg_variance import fail, plt, save_figure  # noqa: E402
+
+NORMALISED = {"SAR-PPO": ("safe_radius_mean", "max_d", "d / d_max"),
+              "FiGAR-C-PPO": ("action_duration_mean_s", "max_t", "t / t_max")}
+
+
+def last(columns, key, fraction=0.1):
+    steps = columns["decision_steps"]
+    return float(np.nanmean(columns[key][steps >= steps.max() * (1 - fraction)]))
+
+
+def cells(groups):
+    """{(method, p_ext): [(final return, normalised duration or radius) per seed]}."""
+    out = {}
+    for (env_id, setting, method, dt), runs in groups.items():
+        if env_id != "InvertedPendulum-v5" or dt != 0.002 or method not in NORMALISED or setting.split("+")[0] != "ext-force":
+            continue
+        key, scale, _ = NORMALISED[method]
+        p_ext = runs[0][0].get("noise_prob") or 0.05  # the paper's default when --noise-prob is not given
+        out[(method, p_ext)] = [(plot.final_return(c), last(c, key) / config[scale]) for config, c, _ in runs]
+    return out
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.error = fail
+    p.add_argument("paths", nargs="+", help="run folders, or folders holding them")
+    p.add_argument("--out", default=os.path.join(ROOT, "results", "figures"), help="folder of the figure")
+    args = p.parse_args(argv)
+    found = cells(plot.load_groups(args.paths))
+    if not found:
+        fail("no finished InvertedPendulum-v5 ext-force run at δ = 0.002 s found")
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    print("| method | p_ext | seeds | final return | normalised duration or radius |\n|---|---|---|---|---|")
+    for method, color in (("SAR-PPO", "tab:green"), ("FiGAR-C-PPO", "tab:orange")):
+        ps = sorted(p_ext for m, p_ext in found if m == method)
+        for i, ax in enumerate(axes):
+            stats = [plot.mean_ci([seed[i] for seed in found[(method, p_ext)]]) for p_ext in ps]
+            ax.errorbar(ps, [m for m, _ in stats], yerr=[c for _, c in stats], fmt="o-", color=color, capsize=3,
+                        label=f"{method} ({NORMALISED[method][2]})" if i else method)
+            for p_ext in ps:
+                ax.scatter([p_ext] * len(found[(method, p_ext)]), [seed[i] for seed in found[(method, p_ext)]],
+                           s=8, color="black", zorder=3)
+        for p_ext in ps:
+            (r, rc), (n, nc) = (plot.mean_ci([seed[i] for seed in found[(method, p_ext)]]) for i in (0, 1))
+            print(f"| {method} | {p_ext:g} | {len(found[(method, p_ext)])} | {r:.1f} ± {rc:.1f} | {n:.3f} ± {nc:.3f} |")
+    for ax, label in zip(axes, ("final training return", "learned normalised duration or radius")):
+        ax.set_xscale("log")
+        ax.set_xlabel("p_ext (probability of a force per decision)")
+        ax.set_ylabel(label)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    os.makedirs(args.out, exist_ok=True)
+    path = os.path.join(args.out, "ip_rising_stochasticity.png")
+    save_figure(fig, "InvertedPendulum-v5, δ = 2 ms, external forces: App. E (mean, 95% CI over seeds; dots: seeds)", path)
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()
