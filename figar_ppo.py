@@ -28,8 +28,6 @@ from torch.distributions.normal import Normal
 
 import envs
 
-# Speed: argument validation of torch.distributions costs more than the Gaussian itself at these sizes.
-torch.distributions.Distribution.set_default_validate_args(False)
 
 COLUMNS = ["decision_steps", "env_steps", "physical_time_s", "wall_time_s", "episodes",
            "return_mean", "eval_return_mean", "action_duration_mean_s", "safe_radius_mean",
@@ -89,7 +87,7 @@ def parse_args(argv=None):
     p.add_argument("--log-dir", default="runs", help="runs are written to <log-dir>/<run-name>/ (default runs)")
     p.add_argument("--run-name", default=None, help="default: <env>__<method>__dt<δ>[__<noise>]__s<seed>")
     p.add_argument("--checkpoint-every", type=int, default=1, help="updates between checkpoints (default 1)")
-    p.add_argument("--save-model", action="store_true", help="also save the final agent as model.pt")
+    p.add_argument("--save-model", action="store_true", help="also save model.pt: the final agent and its input statistics")
     p.add_argument("--resume", action="store_true", help="continue the run from its last checkpoint")
     p.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
     args = p.parse_args(argv)
@@ -103,7 +101,9 @@ def parse_args(argv=None):
     log_dir = os.path.abspath(args.log_dir)
     while not os.path.exists(log_dir):  # the folder it will be made in
         log_dir = os.path.dirname(log_dir)
-    checks = [  # (flag, ok, message[, what to show instead of the flag's value])
+    # (flag, ok, message[, what to show instead of the flag's value]); every `ok` is computed before the first
+    # check fails, so each must be safe on any input (hence `minibatch_size < 2 or` before a `%`)
+    checks = [
         *[(f"--{k.replace('_', '-')}", False, "must be finite") for k in infinite],
         ("--max-t", 0 < args.max_t <= 1000, "must lie in (0, 1000] seconds"),
         ("--noise-prob", args.noise_prob is None or 0 <= args.noise_prob <= 1, "must lie in [0, 1]"),
@@ -137,7 +137,8 @@ def parse_args(argv=None):
     ]
     for flag, ok, message, *shown in checks:
         if not ok:
-            fail(f"{flag}: {message}, got {shown[0] if shown else getattr(args, flag[2:].replace('-', '_'))}")
+            value = shown[0] if shown else getattr(args, flag[2:].replace("-", "_"))
+            fail(f"{flag}: {message}, got {value!r}" if isinstance(value, str) else f"{flag}: {message}, got {value}")
     is_ant = args.env_id.startswith("Ant")  # the paper normalizes everywhere but Ant (App. I.3)
     args.norm_obs = not is_ant if args.norm_obs is None else args.norm_obs
     args.norm_reward = not is_ant if args.norm_reward is None else args.norm_reward
@@ -161,6 +162,7 @@ def run_name(args, method_slug):
 
 
 RUN_FILES = ("config.json", "progress.csv", "checkpoint.pt")
+CODE = ("sar_ppo.py", "figar_ppo.py", "envs.py", "requirements.txt")  # what makes a run's numbers
 # Flags that may differ when a run is resumed; every other one must be the same.
 RESUMABLE_CHANGES = {"total_steps", "eval_every", "eval_episodes", "log_dir", "run_name", "checkpoint_every",
                      "save_model", "resume", "threads"}
@@ -193,11 +195,11 @@ class DurativeRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
     def __init__(self, env, max_t=0.05, limit_t=True, dt=None, gamma_dt=None):
         gym.utils.RecordConstructorArgs.__init__(self, max_t=max_t, limit_t=limit_t, dt=dt, gamma_dt=gamma_dt)
         gym.Wrapper.__init__(self, env)
-        self.max_t = max_t
         self.dt = dt if dt is not None else env_attr(env, "dt")
         self.gamma_dt = gamma_dt if gamma_dt is not None else env_attr(env, "gamma_dt", 0.99)
         if self.dt is None or not all(isinstance(space, gym.spaces.Box) for space in (env.observation_space, env.action_space)):
             raise ValueError("env: needs Box observation and action spaces, and a `dt` (or pass dt=)")
+        self.max_t = max_t
         low, high = env.action_space.low, env.action_space.high
         u_high = np.float32(1) if limit_t else np.float32(np.inf)  # --no-limit-t: u is not clipped above
         self.action_space = gym.spaces.Box(np.append(low, np.float32(-1)), np.append(high, u_high))
@@ -247,7 +249,8 @@ class Agent(nn.Module):
         logstd = self.actor_logstd.expand(x.shape[0], -1)
         if self.repeat_logstd is not None:
             logstd = torch.cat([logstd, self.repeat_logstd(hidden)], dim=1)
-        return Normal(self.actor_mean(hidden), logstd.clamp(-20, 2).exp())
+        # validate_args=False: checking the arguments costs more than the Gaussian itself at these sizes
+        return Normal(self.actor_mean(hidden), logstd.clamp(-20, 2).exp(), validate_args=False)
 
 
 def normalize(x, stats, on, clip=10.0):
@@ -301,11 +304,12 @@ def read_rows(path):
 
 
 def code_version():
-    """(git commit, whether the code — *.py, requirements.txt — has uncommitted changes), or (None, None)."""
+    """(git commit, whether the training code — sar_ppo.py, figar_ppo.py, envs.py, requirements.txt — has
+    uncommitted changes), or (None, None) outside a git checkout."""
     git = lambda *a: subprocess.run(["git", "-C", os.path.dirname(os.path.abspath(__file__)), *a],  # noqa: E731
                                     capture_output=True, text=True, check=True).stdout.strip()
     try:
-        return git("rev-parse", "HEAD"), git("status", "--porcelain", "--", "*.py", "requirements.txt") != ""
+        return git("rev-parse", "HEAD"), git("status", "--porcelain", "--", *CODE) != ""
     except (OSError, subprocess.CalledProcessError):
         return None, None
 
@@ -315,6 +319,8 @@ def resume_point(args, run_dir):
     (None, [], {}) for a new run. Refuses with one line, before any file is touched, whatever would erase rows or continue a
     run wrongly; a run whose rows already reach --total-steps is finished: it says so and exits 0."""
     config_path, progress_path, checkpoint_path = (os.path.join(run_dir, f) for f in RUN_FILES)
+    if os.path.exists(run_dir) and not os.path.isdir(run_dir):
+        fail(f"--run-name: {run_dir} is a file, not a run folder")
     if os.path.exists(progress_path) and not args.resume:
         fail(f"--run-name: {run_dir} exists; pass --resume to continue it or choose another --run-name")
     if not args.resume:
@@ -364,7 +370,8 @@ def resume_point(args, run_dir):
     except Exception as e:  # noqa: BLE001 - a damaged or foreign file fails in many ways, each one line here
         fail(f"--resume: {checkpoint_path} is not a checkpoint of this script ({type(e).__name__}: {e})")
     if saved_steps > done:  # a torn last row may only lie after the checkpoint, where rows are replaced
-        fail(f"--resume: {progress_path} has whole rows up to {done:,} decisions only, its checkpoint is at {saved_steps:,}")
+        fail(f"--resume: {progress_path} has whole rows up to {done:,} decisions only, its checkpoint is at "
+             f"{saved_steps:,}; move the run away to train it anew")
     return state, rows[:saved_steps // n], saved
 
 
@@ -372,7 +379,6 @@ if __name__ == "__main__":
     args = parse_args()
     run_dir = os.path.join(args.log_dir, args.run_name)
     config_path, progress_path, checkpoint_path = (os.path.join(run_dir, f) for f in RUN_FILES)
-    state, rows, saved = resume_point(args, run_dir)
     counters = {"update": 0, "decision_steps": 0, "env_steps": 0, "episodes": 0, "wall_time_s": 0.0}
 
     def report(kind, error, traceback):  # Ctrl-C or a failed write (a full disk): one line, and the run resumes
@@ -381,6 +387,7 @@ if __name__ == "__main__":
         print(f"{os.path.basename(sys.argv[0])}: {'interrupted' if kind is KeyboardInterrupt else error} after update "
               f"{counters['update']}; continue it with the same command plus --resume", file=sys.stderr)
     sys.excepthook = report
+    state, rows, saved_config = resume_point(args, run_dir)
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)  # the policy's samples and the network init
     rng = np.random.default_rng(args.seed)  # minibatch order; the env has its own, seeded by reset
@@ -432,11 +439,12 @@ if __name__ == "__main__":
     os.makedirs(run_dir, exist_ok=True)
     # Rows written after the checkpoint are replaced, not repeated.
     save_atomic(progress_path, csv_text(rows, header=True))
+    commit, dirty = code_version()
     config = {**vars(args), "env_id": args.env_id, "method": args.method, "dt": dt, "dt0": dt0,
               "gamma_dt": gamma_dt, "seed": args.seed, "learning_rate_used": learning_rate,
               "resumed_at_decision_steps": counters["decision_steps"] or None,  # flags of the latest (re)start
-              "code": saved.get("code", []) + [dict(zip(("decision_steps", "git_commit", "git_dirty"),
-                                                        (counters["decision_steps"], *code_version())))],
+              "code": saved_config.get("code", []) + [{"decision_steps": counters["decision_steps"], "git_commit": commit,
+                                                "git_dirty": dirty}],  # provenance of every (re)start
               "versions": {p: version(p) for p in ("torch", "gymnasium", "mujoco", "numpy")}}
     save_atomic(config_path, json.dumps(config, indent=2))
     if state is None:
@@ -584,9 +592,10 @@ if __name__ == "__main__":
         if not math.isfinite(row["policy_loss"] + row["value_loss"]):  # before it reaches a row or a checkpoint
             sys.exit(f"{os.path.basename(sys.argv[0])}: the loss became {row['policy_loss'] + row['value_loss']} in "
                      f"update {counters['update']} (not logged): the run diverged; train it anew with a smaller "
-                     f"--learning-rate")
+                     f"--learning-rate under another --run-name")
         with open(progress_path, "a", newline="") as f:
             f.write(csv_text([row]))
+            os.fsync(f.fileno())  # on disk before its checkpoint, even through a power loss
         left = (num_updates - counters["update"]) * update_time
         print(f"update {counters['update']}/{num_updates} | decisions {row['decision_steps']} | "
               f"physical {row['physical_time_s']:.0f}s | return {row['return_mean'] or float('nan'):.1f} | "
@@ -597,6 +606,8 @@ if __name__ == "__main__":
             save_checkpoint()
     if eval_env is not None:
         eval_env.close()
-    if args.save_model:
-        torch.save(agent.state_dict(), os.path.join(run_dir, "model.pt"))
+    if args.save_model:  # what a rollout needs: the agent and the statistics of its inputs
+        model = io.BytesIO()
+        torch.save({"agent": agent.state_dict(), "obs_rms": stats_state(obs_rms)}, model)
+        save_atomic(os.path.join(run_dir, "model.pt"), model.getvalue())
     env.close()

@@ -407,16 +407,16 @@ def main(argv=None):
                         "its last N updates (the first N-1 updates: over those so far; updates with no "
                         "finished episode add nothing); 1 draws the raw curves (default 10)")
     args = p.parse_args(argv)
-    if os.path.exists(args.out) and not os.path.isdir(args.out):
-        print(f"error: --out: {args.out} is a file, not a folder", file=sys.stderr)
-        return 2
+    out = os.path.abspath(args.out)
+    while not os.path.exists(out):  # the folder it will be made in
+        out = os.path.dirname(out)
+    if not os.path.isdir(out):
+        fail(f"--out: {out} is a file, not a folder")
     if args.smooth < 1:
-        print(f"error: --smooth: {args.smooth} updates; it must be 1 or more", file=sys.stderr)
-        return 2
+        fail(f"--smooth: {args.smooth} updates; it must be 1 or more")
     groups = load_groups(args.paths, args.partial, args.max_steps, args.only)
     if not groups:
-        print("error: no complete run found", file=sys.stderr)
-        return 2
+        fail("no complete run found")
     print(table(groups))
     print()
     print(runs_table(groups))

@@ -25,7 +25,8 @@ def command(config, updates, log_dir):
         flag = "--" + key.replace("_", "-")
         if key in NOT_FLAGS or value is None or value is False and key not in ("norm_obs", "norm_reward"):
             continue
-        flags += [flag] if value is True else [f"--no-{flag[2:]}"] if value is False else [flag, str(value)]
+        text = ",".join(map(str, value)) if isinstance(value, list) else str(value)  # --delta-dims 2,3
+        flags += [flag] if value is True else [f"--no-{flag[2:]}"] if value is False else [flag, text]
     return [sys.executable, os.path.join(HERE, script), *flags, "--total-steps", str(updates * config["num_steps"]),
             "--log-dir", log_dir, "--run-name", "check"]
 
@@ -40,6 +41,8 @@ def main():
     p.add_argument("runs", nargs="+", help="committed run folders")
     p.add_argument("--updates", type=int, default=3, help="updates to re-run per run (default 3)")
     args = p.parse_args()
+    if args.updates < 1:
+        p.error(f"--updates must be >= 1, got {args.updates}")
     failed = 0
     for run in args.runs:
         with open(os.path.join(run, "config.json")) as f:
@@ -50,7 +53,7 @@ def main():
                 rows(os.path.join(run, "progress.csv"), args.updates)
         failed += not same
         print(f"{'identical' if same else 'DIFFERENT'}: first {args.updates} rows of {run}"
-              + ("" if result.returncode == 0 else f" ({result.stderr.strip()})"))
+              + ("" if result.returncode == 0 else f" ({result.stderr.strip().splitlines()[-1:]})"))
     return 1 if failed else 0
 
 

@@ -2,7 +2,8 @@
 or radius (SAR-PPO: d/d_max) against p_ext, the probability of an external force per decision, on
 InvertedPendulum-v5 at δ_lowest (the runs of benchmark/fig_rising_stochasticity.sh). The paper's claim:
 FiGAR-C's durations shrink as p_ext grows, SAR's radii do not. Each value is a run's mean over the last
-10% of its decisions; mean and 95% Student t interval over seeds, seeds as dots.
+10% of its decisions; mean and 95% Student t interval over seeds, seeds as dots. FiGAR-C's duration is
+the realised one (⌈t/δ⌉ δ-steps, cut short at an episode's end), logged as action_duration_mean_s.
 
     python benchmark/plot_rising_stochasticity.py results/runs --out results/figures
 """
@@ -30,10 +31,12 @@ def cells(groups):
     """{(method, p_ext): [(final return, normalised duration or radius) per seed]}."""
     out = {}
     for (env_id, setting, method, dt), runs in groups.items():
-        if env_id != "InvertedPendulum-v5" or dt != 0.002 or method not in NORMALISED or setting.split("+")[0] != "ext-force":
+        if env_id != "InvertedPendulum-v5" or dt != 0.002 or method not in NORMALISED or \
+                not (setting == "ext-force" or setting.startswith("ext-force+p=") and "+std=" not in setting):
             continue
         key, scale, _ = NORMALISED[method]
-        p_ext = runs[0][0].get("noise_prob") or 0.05  # the paper's default when --noise-prob is not given
+        p_ext = runs[0][0].get("noise_prob")
+        p_ext = 0.05 if p_ext is None else p_ext  # the paper's default when --noise-prob is not given
         out[(method, p_ext)] = [(plot.final_return(c), last(c, key) / config[scale]) for config, c, _ in runs]
     return out
 

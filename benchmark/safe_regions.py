@@ -4,12 +4,14 @@ at low speed, small at high speed; a push ends a repetition at once") is a measu
 
     python benchmark/safe_regions.py results/runs/InvertedPendulum-v5__sar-delta2-3__dt0.002__s1 --out results/figures
 
-The run must have been trained with --delta-dims over the two dims drawn (default: its own first two
---delta-dims) and hold its checkpoint.pt (agent, network-input statistics and Δ's statistics). The
+The run must be an SAR-PPO run (L1 distance, not λ-SAR) trained with --delta-dims including the two
+dims drawn (default: its first two) and --save-model: model.pt holds the agent, its input statistics
+and Δ's statistics. The
 policy acts with its mean action and every statistic frozen. The picture: each δ-state a small dot,
 each repetition's start (where the previous one broke off) a circle, its safe region the rhombus
-{s : Δ(s, s_i) < d} = the L1 ball of radius d in Δ's normalised units over the drawn dims, drawn in
-raw units: half-diagonals 2·d·(σ_k + 1e-3) with 2 dims; a decision under an external force in red.
+{s : Δ(s, s_i) < d} = the L1 ball of radius d in Δ's normalised units, cut through the drawn plane and
+drawn in raw units: half-diagonals n·d·(σ_k + 1e-3), n the number of --delta-dims; a decision under
+an external force in red.
 """
 import argparse
 import json
@@ -43,15 +45,16 @@ class Record(gym.Wrapper):
 
 def load(run):
     """The run's decision env (δ-env, Record, SAR with frozen Δ statistics, the perturbation outside)
-    and a policy (mean action) from its checkpoint."""
+    and a policy (mean action) from its model.pt."""
     try:
         with open(os.path.join(run, "config.json")) as f:
             config = json.load(f)
-        state = torch.load(os.path.join(run, "checkpoint.pt"), weights_only=True)
+        state = torch.load(os.path.join(run, "model.pt"), weights_only=True)
     except (OSError, ValueError, RuntimeError) as e:
-        fail(f"run: {run} has no readable config.json and checkpoint.pt ({e})")
-    if not config.get("delta_dims") or config.get("no_repeat") or config["method"].startswith("FiGAR"):
-        fail(f"run: {run} is not a SAR-PPO run with --delta-dims")
+        fail(f"run: {run} has no readable config.json and model.pt (train it with --save-model): {e}")
+    if (not config.get("delta_dims") or config.get("no_repeat") or config["method"].startswith("FiGAR")
+            or config["norm"] != "l1" or config["lambda_dt"] is not None):
+        fail(f"run: {run} is not an SAR-PPO run with --delta-dims and the L1 distance")
     record = Record(envs.make_env(config["env_id"], config["dt"], config["gamma"]))
     repetition = env = sar_ppo.SafeActionRepetition(record, config["max_d"], config["max_t"], config["lambda_dt"],
                                                     config["norm"], delta_dims=config["delta_dims"])
@@ -80,7 +83,7 @@ def rollout(env, record, policy, decisions, seed):
         obs, _, terminated, truncated, info = env.step(policy(obs))
         force = bool(np.any(env.force)) if isinstance(env, envs.Perturb) and env.kind != "action" else False
         out.append({"s_i": record.states[start], "states": record.states[start + 1:], "d": info["safe_radius"],
-                    "w": info["w"], "force": force})
+                    "w": info["w"], "force": force, "delta_dims": env.get_wrapper_attr("delta_dims")})
         if terminated or truncated:
             obs, _ = env.reset()
     return out
@@ -91,7 +94,7 @@ def draw_regions(decisions, dims, scale, title, path, max_d):
     for n, dec in enumerate(decisions):
         color = "tab:red" if dec["force"] else plt.cm.viridis(dec["d"] / max_d)
         x, y = dec["s_i"][dims[0]], dec["s_i"][dims[1]]
-        a, b = 2 * dec["d"] * scale  # half-diagonals of {|Δx|/w_x + |Δy|/w_y < 2d}
+        a, b = len(dec["delta_dims"]) * dec["d"] * scale  # half-diagonals of {(|Δx|/w_x + |Δy|/w_y)/n < d}
         ax.plot([x + a, x, x - a, x, x + a], [y, y + b, y, y - b, y], color=color, lw=0.8, alpha=0.6)
         ax.scatter([x], [y], s=30, facecolors="none", edgecolors=color, linewidths=1.0, zorder=3)
         states = np.asarray(dec["states"])
