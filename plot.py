@@ -340,9 +340,13 @@ def normalised_figure(groups, setting):
     refs, scores = normalised_finals(groups, setting)
     tasks = ordered(refs, TASKS)
     methods = ordered({k[2] for k in scores}, METHODS)
-    width = max(8.5, 1.5 + max(3.6, 0.9 * len(methods)) * len(tasks))
-    fig, axes = plt.subplots(1, max(1, len(tasks)), figsize=(width, 4.6), sharey=True, squeeze=False)
-    for ax, env_id in zip(axes[0], tasks):
+    columns = min(4, max(1, len(tasks)))  # at most 4 tasks a row
+    rows = math.ceil(max(1, len(tasks)) / columns)
+    width = max(8.5, 1.5 + max(3.6, 0.9 * len(methods)) * columns)
+    fig, axes = plt.subplots(rows, columns, figsize=(width, 4.6 * rows), sharey=True, squeeze=False)
+    for ax in axes.flat[len(tasks):]:
+        ax.axis("off")
+    for ax, env_id in zip(axes.flat, tasks):
         values = {k[2:]: v for k, v in scores.items() if k[0] == env_id}
         dts = sorted({dt for _, dt in values})
         draw_bars(ax, values, methods, dts, rank_colors(dts))
@@ -352,7 +356,8 @@ def normalised_figure(groups, setting):
         ax.tick_params(axis="x", labelsize=8)
         ax.grid(alpha=0.3, axis="y")
         ax.legend(fontsize=8, ncol=len(dts), loc="upper center", bbox_to_anchor=(0.5, -0.08), frameon=False)
-    axes[0, 0].set_ylabel("final training return / R*")
+    for row in axes:
+        row[0].set_ylabel("final training return / R*")
     fig.suptitle(f"{setting}: final training return R / R* (bars: mean and 95% CI over seeds; dots: seeds)\n"
                  "R* = the best method's mean final return at the task's largest δ (2 − R / R* if R* < 0)",
                  fontsize=9)
