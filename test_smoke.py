@@ -1047,3 +1047,15 @@ def test_rising_stochasticity_normalises_each_method_by_its_own_cap(tmp_path):
     found = plot_rising_stochasticity.cells(plot.load_groups([str(tmp_path)]))
     assert sorted(found) == [("FiGAR-C-PPO", 0.05), ("FiGAR-C-PPO", 0.2)]  # no --noise-prob: the paper's 0.05
     assert found[("FiGAR-C-PPO", 0.05)] == [(100.0, pytest.approx(0.4))] * 2  # t = 0.02 s of t_max = 0.05 s
+
+
+def test_same_policy_across_dt_measures_each_dt_with_one_policy(capsys):
+    sys.path.insert(0, os.path.join(HERE, "benchmark"))
+    import same_policy_across_dt
+    same_policy_across_dt.main(["--env-id", "InvertedPendulum-v5", "--episodes", "2", "--burn-in", "1"])
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| 0.")]
+    assert [row.split(" | ")[0] for row in rows] == ["| 0.002", "| 0.04"]
+    durations = [float(row.split(" | ")[1]) for row in rows]
+    assert 2.0 <= durations[0] <= 50.0 and durations[1] >= 40.0  # at δ0 a decision lasts at least one 40 ms step
+    with pytest.raises(SystemExit):
+        same_policy_across_dt.main(["--model", "/nonexistent/model.pt"])
