@@ -115,7 +115,7 @@ def parse_args(argv=None):
     if args.max_d is None:
         args.max_d = 1.0 if args.norm == "l2" else 0.5
     infinite = [k for k, v in vars(args).items() if isinstance(v, float) and not math.isfinite(v) and k != "max_t"]
-    obs_dim = envs.make_env(args.env_id).observation_space.shape[0] if args.delta_dims else 0
+    obs_dim = envs.make_env(args.env_id).observation_space.shape[0] if args.delta_dims else 0  # for --delta-dims
     log_dir = os.path.abspath(args.log_dir)
     while not os.path.exists(log_dir):  # the folder it will be made in
         log_dir = os.path.dirname(log_dir)
