@@ -569,6 +569,20 @@ def test_plot_normalisation_divides_by_the_best_largest_dt_return_of_the_task(tm
     assert sorted(scores[("Reacher-v5", "deterministic", "SAR-PPO", 0.001)]) == pytest.approx([0.0, 1.2])  # 2 - R/R*
 
 
+def test_plot_summary_gives_a_row_per_task_at_its_smallest_and_largest_dt(tmp_path, capsys):
+    for seed in (1, 2):
+        fake_run(tmp_path, f"hop_sar{seed}", 2000.0 + seed, seed=seed, dt=0.008, env_id="Hopper-v5")
+        for dt, final in ((0.002, 900.0), (0.01, 1.0), (0.04, 1000.0)):  # the middle δ is left out
+            fake_run(tmp_path, f"ip_sar{dt}_{seed}", final, dt=dt, seed=seed)
+    fake_run(tmp_path, "ip_ppo", 500.0, method="PPO", dt=0.002)
+    assert plot.main([str(tmp_path), "--summary"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[2] == "| task | δ (s) | decisions | SAR-PPO, smallest δ | SAR-PPO, largest δ | PPO, smallest δ | PPO, largest δ |"
+    assert lines[4:] == [  # the paper's order of tasks; – where no run finished
+        "| InvertedPendulum-v5 | 0.002, 0.04 | 1,000 | 900.0 ± 0.0 (2) | 1000.0 ± 0.0 (2) | 500.0 (1) | – |",
+        "| Hopper-v5 | 0.008, 0.008 | 1,000 | 2001.5 ± 6.4 (2) | 2001.5 ± 6.4 (2) | – | – |"]
+
+
 def test_readme_final_returns_come_from_the_committed_runs():
     # a clean clone must hold the runs behind every README results table (issue #6)
     here = os.path.dirname(os.path.abspath(__file__))
