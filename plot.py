@@ -337,14 +337,15 @@ def normalised_finals(groups, setting):
 
 
 def normalised_figure(groups, setting):
-    """Per task (a panel each, y shared) the final returns / R*: a bar per method and δ, seeds as dots."""
+    """Per task a panel of the final returns / R*, a bar per method and δ, seeds as dots. Each panel has its
+    own y: a task whose R* is near 0 (an Ant that learned nothing) would flatten every other panel."""
     refs, scores = normalised_finals(groups, setting)
     tasks = ordered(refs, TASKS)
     methods = ordered({k[2] for k in scores}, METHODS)
     columns = min(4, max(1, len(tasks)))  # at most 4 tasks a row
     rows = math.ceil(max(1, len(tasks)) / columns)
     width = max(8.5, 1.5 + max(3.6, 0.9 * len(methods)) * columns)
-    fig, axes = plt.subplots(rows, columns, figsize=(width, 4.6 * rows), sharey=True, squeeze=False)
+    fig, axes = plt.subplots(rows, columns, figsize=(width, 4.6 * rows), squeeze=False)
     for ax in axes.flat[len(tasks):]:
         ax.axis("off")
     for ax, env_id in zip(axes.flat, tasks):

@@ -1073,3 +1073,22 @@ def test_same_policy_across_dt_measures_each_dt_with_one_policy(capsys):
     assert 2.0 <= durations[0] <= 50.0 and durations[1] >= 40.0  # at δ0 a decision lasts at least one 40 ms step
     with pytest.raises(SystemExit):
         same_policy_across_dt.main(["--model", "/nonexistent/model.pt"])
+
+
+def test_status_tells_finished_unfinished_and_not_started_runs_of_a_figure_script(tiny_run, tmp_path, monkeypatch,
+                                                                                   capsys):
+    import io
+
+    import status
+    for name in ("done", "half"):
+        shutil.copytree(tiny_run, tmp_path / name)
+    (tmp_path / "half" / "checkpoint.pt").unlink()
+    tiny = " ".join(TINY)
+    commands = [f"python sar_ppo.py {tiny} --total-steps 512 --log-dir {tmp_path} --run-name done --resume",
+                f"python sar_ppo.py {tiny} --total-steps 1024 --log-dir {tmp_path} --run-name half --resume",
+                f"python figar_ppo.py {tiny} --total-steps 512 --log-dir {tmp_path} --resume"]
+    monkeypatch.setattr(sys, "stdin", io.StringIO("\n".join(commands) + "\n\n"))
+    status.main([])
+    assert capsys.readouterr().out.splitlines() == [  # "half" has no checkpoint.pt, as in a clone
+        "finished: 1", "unfinished: 1", f"  {tmp_path / 'half'} at 512 decisions",
+        "not started: 1", f"  {tmp_path / 'InvertedPendulum-v5__figar__dt0.002__s1'}"]
