@@ -383,28 +383,29 @@ def table(groups):
 
 def summary(groups):
     """Markdown, the paper's Fig. 4 at a glance: per setting a row per task and, per method, the final
-    return (mean ± 95% CI over seeds, the seeds' count in brackets) at the task's smallest and largest δ
-    (δ_lowest and δ0 in the δ-invariance runs); – where a cell has no finished run."""
+    return (mean ± 95% CI over seeds, the seeds' count in brackets) at the task's largest and smallest δ
+    (δ0 and δ_lowest in the δ-invariance runs); – where a cell has no finished run."""
     tables = []
     for setting in sorted({k[1] for k in groups}):
         keys = [k for k in groups if k[1] == setting]
         methods = ordered({k[2] for k in keys}, METHODS)
         lines = [f"{setting}:", "",
-                 "| task | δ (s) | decisions | " + " | ".join(f"{m}, smallest δ | {m}, largest δ" for m in methods) + " |",
+                 "| task | δ (s) | decisions | " + " | ".join(f"{m}, largest δ | {m}, smallest δ" for m in methods) + " |",
                  "|---|---|---|" + "---|" * 2 * len(methods)]
         for env_id in ordered({k[0] for k in keys}, TASKS):
-            dts = sorted({k[3] for k in keys if k[0] == env_id})
-            runs = [r for k in keys if k[0] == env_id for r in groups[k]]
+            dts = sorted({k[3] for k in keys if k[0] == env_id}, reverse=True)
             cells = []
             for method in methods:
                 for dt in (dts[0], dts[-1]):
                     values = finals(groups.get((env_id, setting, method, dt), []))
-                    mean, ci = mean_ci(values) if values else (math.nan, 0.0)
-                    cells.append("–" if not values else f"{mean:.1f} ± {ci:.1f} ({len(values)})" if len(values) > 1
-                                 else f"{mean:.1f} (1)")
-            decisions = sorted({int(c["decision_steps"][-1]) for _, c, _ in runs})
-            lines.append(f"| {env_id} | {dts[0]:g}, {dts[-1]:g} | {decisions[0]:,}"
-                         f"{'–' + format(decisions[-1], ',') if len(decisions) > 1 else ''} | " + " | ".join(cells) + " |")
+                    if not values:
+                        cells.append("–")
+                        continue
+                    mean, ci = mean_ci(values)
+                    cells.append(f"{mean:.1f} ± {ci:.1f} ({len(values)})" if len(values) > 1 else f"{mean:.1f} (1)")
+            decisions = sorted({int(c["decision_steps"][-1]) for k in keys if k[0] == env_id for _, c, _ in groups[k]})
+            budget = f"{decisions[0]:,}" + (f"–{decisions[-1]:,}" if len(decisions) > 1 else "")
+            lines.append(f"| {env_id} | {dts[0]:g}, {dts[-1]:g} | {budget} | " + " | ".join(cells) + " |")
         tables.append("\n".join(lines))
     return "\n\n".join(tables)
 
@@ -433,7 +434,7 @@ def main(argv=None):
     p.add_argument("--format", choices=["png", "pdf"], default="png")
     p.add_argument("--table", action="store_true", help="print the Markdown tables only, draw nothing")
     p.add_argument("--summary", action="store_true",
-                   help="print only a row per task: each method's final return at its smallest and largest δ")
+                   help="print only a row per task: each method's final return at the task's largest and smallest δ")
     p.add_argument("--prefix", default="", help="prefix of the figure file names")
     p.add_argument("--partial", action="store_true", help="include runs that have not finished yet")
     p.add_argument("--max-steps", type=int, default=None,

@@ -574,12 +574,12 @@ def test_plot_summary_gives_a_row_per_task_at_its_smallest_and_largest_dt(tmp_pa
         fake_run(tmp_path, f"hop_sar{seed}", 2000.0 + seed, seed=seed, dt=0.008, env_id="Hopper-v5")
         for dt, final in ((0.002, 900.0), (0.01, 1.0), (0.04, 1000.0)):  # the middle δ is left out
             fake_run(tmp_path, f"ip_sar{dt}_{seed}", final, dt=dt, seed=seed)
-    fake_run(tmp_path, "ip_ppo", 500.0, method="PPO", dt=0.002)
+    fake_run(tmp_path, "ip_ppo", 500.0, method="PPO", dt=0.002, rows=20)  # a longer budget
     assert plot.main([str(tmp_path), "--summary"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[2] == "| task | δ (s) | decisions | SAR-PPO, smallest δ | SAR-PPO, largest δ | PPO, smallest δ | PPO, largest δ |"
+    assert lines[2] == "| task | δ (s) | decisions | SAR-PPO, largest δ | SAR-PPO, smallest δ | PPO, largest δ | PPO, smallest δ |"
     assert lines[4:] == [  # the paper's order of tasks; – where no run finished
-        "| InvertedPendulum-v5 | 0.002, 0.04 | 1,000 | 900.0 ± 0.0 (2) | 1000.0 ± 0.0 (2) | 500.0 (1) | – |",
+        "| InvertedPendulum-v5 | 0.04, 0.002 | 1,000–2,000 | 1000.0 ± 0.0 (2) | 900.0 ± 0.0 (2) | – | 500.0 (1) |",
         "| Hopper-v5 | 0.008, 0.008 | 1,000 | 2001.5 ± 6.4 (2) | 2001.5 ± 6.4 (2) | – | – |"]
 
 
@@ -1080,15 +1080,22 @@ def test_status_tells_finished_unfinished_and_not_started_runs_of_a_figure_scrip
     import io
 
     import status
-    for name in ("done", "half"):
+    for name in ("done", "half", "torn"):
         shutil.copytree(tiny_run, tmp_path / name)
-    (tmp_path / "half" / "checkpoint.pt").unlink()
+    (tmp_path / "half" / "checkpoint.pt").unlink()  # as a clone has it
+    with open(tmp_path / "torn" / "progress.csv", "a") as f:
+        f.write("768,")  # a kill mid-write: not a whole row
     tiny = " ".join(TINY)
-    commands = [f"python sar_ppo.py {tiny} --total-steps 512 --log-dir {tmp_path} --run-name done --resume",
-                f"python sar_ppo.py {tiny} --total-steps 1024 --log-dir {tmp_path} --run-name half --resume",
-                f"python figar_ppo.py {tiny} --total-steps 512 --log-dir {tmp_path} --resume"]
+    commands = [f"python sar_ppo.py {tiny} --total-steps {steps} --log-dir {tmp_path} --run-name {name} --resume"
+                for name, steps in (("done", 512), ("half", 1024), ("torn", 768))]
+    commands.append(f"python figar_ppo.py {tiny} --total-steps 512 --log-dir {tmp_path} --resume")
     monkeypatch.setattr(sys, "stdin", io.StringIO("\n".join(commands) + "\n\n"))
     status.main([])
-    assert capsys.readouterr().out.splitlines() == [  # "half" has no checkpoint.pt, as in a clone
-        "finished: 1", "unfinished: 1", f"  {tmp_path / 'half'} at 512 decisions",
+    assert capsys.readouterr().out.splitlines() == [
+        "finished: 1", "unfinished: 2", f"  {tmp_path / 'half'} at 512 decisions",
+        f"  {tmp_path / 'torn'} at 512 decisions (checkpoint.pt)",
         "not started: 1", f"  {tmp_path / 'InvertedPendulum-v5__figar__dt0.002__s1'}"]
+    monkeypatch.setattr(sys, "stdin", io.StringIO("bash benchmark/run.sh 2\n"))
+    with pytest.raises(SystemExit) as exit_info:
+        status.main([])
+    assert exit_info.value.code == 2 and "not a command of sar_ppo.py" in capsys.readouterr().err

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # FiGAR-C-PPO beside SAR-PPO on InvertedPendulum-v5 at δ_lowest = 2 ms, seeds 1-3, 100,000
-# decisions; then both under --noise ext-force (README "Results so far").
+# decisions; then both under --noise ext-force (README "Results").
 # Usage: bash benchmark/ip_figar_and_noise.sh [workers]; --list prints the commands.
 cd "$(dirname "$0")/.."
 commands() {

@@ -3,11 +3,12 @@
     bash benchmark/fig_five_tasks.sh --list | python benchmark/status.py        # counts, and the runs left
     bash benchmark/fig_five_tasks.sh --list | python benchmark/status.py -v     # every run
 
-Reads the commands on stdin (`python sar_ppo.py ...` or `python figar_ppo.py ...`, one per line), finds
-each one's run folder with the script's own flag parsing, and compares its progress.csv with its
---total-steps. An unfinished run is resumable only if it has a checkpoint.pt (shown).
+Reads the commands on stdin (`python sar_ppo.py ...` or `python figar_ppo.py ...`, one per line, run from
+the project's folder as the figure scripts do), finds each one's run folder with the script's own flag
+parsing, and compares the last whole row of its progress.csv with its --total-steps. An unfinished run
+can be resumed only if it has a checkpoint.pt (shown).
 """
-import csv
+import argparse
 import os
 import shlex
 import sys
@@ -17,25 +18,31 @@ sys.path.insert(0, ROOT)
 import figar_ppo  # noqa: E402
 import sar_ppo  # noqa: E402
 
+SCRIPTS = {"sar_ppo.py": sar_ppo, "figar_ppo.py": figar_ppo}
+
 
 def status(command):
-    """(state, run folder, decisions logged) of one command line: state is finished, unfinished or not started."""
+    """(state, run folder, decisions in whole rows) of one command line; state: finished, unfinished or not started."""
     words = shlex.split(command)
-    script = next(w for w in words if w.endswith(".py"))
-    module = {"sar_ppo.py": sar_ppo, "figar_ppo.py": figar_ppo}[os.path.basename(script)]
-    args = module.parse_args(words[words.index(script) + 1:])
-    folder = os.path.join(ROOT, args.log_dir, args.run_name)  # figure scripts run from the project's folder
+    script = next((w for w in words if os.path.basename(w) in SCRIPTS), None)
+    if script is None:
+        sar_ppo.fail(f"not a command of sar_ppo.py or figar_ppo.py: {command.strip()}")
+    args = SCRIPTS[os.path.basename(script)].parse_args(words[words.index(script) + 1:])
+    folder = os.path.join(ROOT, args.log_dir, args.run_name)
     try:
         with open(os.path.join(folder, "progress.csv"), newline="") as f:
-            rows = list(csv.DictReader(f))
+            lines = f.read().split("\n")[:-1]  # a last line without its newline is torn
     except OSError:
         return "not started", folder, 0
-    decisions = int(rows[-1]["decision_steps"]) if rows else 0
+    whole = [line.split(",") for line in lines[1:] if line.count(",") == len(sar_ppo.COLUMNS) - 1]
+    decisions = int(whole[-1][0]) if whole and whole[-1][0].isdigit() else 0
     return ("finished" if decisions >= args.total_steps else "unfinished"), folder, decisions
 
 
 def main(argv=None):
-    verbose = "-v" in (sys.argv[1:] if argv is None else argv)
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("-v", "--verbose", action="store_true", help="list the finished runs too")
+    verbose = p.parse_args(argv).verbose
     found = {"finished": [], "unfinished": [], "not started": []}
     for line in sys.stdin:
         if line.strip():
