@@ -27,12 +27,12 @@ VPG and PPO use the same trajectories of the same plain policy, SAR-VPG and SAR-
 SAR policy, and their rows share one wall_time_s (the seconds to measure that policy). Ten
 trajectories run side by side, with one batched policy call per decision step.
 
-Cost: the full default table (8 tasks × 4 δ × 4 methods × 3 policies) is estimated at about 1.6 hours
-on one core of the 2-core development machine: the five cheap tasks take 4 minutes all told, and
-HalfCheetah, Swimmer and Ant, whose initial policies mostly run to the time limit (20,000-25,000
-δ-steps per trajectory at δ_lowest), about 30 minutes per policy seed (scaled from single-seed cells
-with 10 + 10 trajectories). So nothing is capped by default; --max-time caps a trajectory's physical
-time for quicker runs. `--policies 8` (the paper's count) takes about 4.3 hours.
+Cost: the full default table (8 tasks × 4 δ × 4 methods × 3 policies) takes about 3 hours on one core
+of the 2-core development machine: the five cheap tasks 4 minutes all told; HalfCheetah, whose initial
+policies run to the time limit (25,000 δ-steps per trajectory at δ_lowest), 58 minutes of CPU
+(measured), and Swimmer and Ant, alike, about as much each (estimated). Nothing is capped by default;
+--max-time caps a trajectory's physical time for quicker runs. `--policies 8` (the paper's count)
+takes about 8 hours.
 
 Output: one CSV row per (env_id, dt, method, policy_seed), appended and flushed as it is computed;
 rows already in the CSV are skipped. The figure (per task: bars over δ, one colour per method, log y,
