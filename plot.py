@@ -384,7 +384,7 @@ def table(groups):
 def summary(groups):
     """Markdown, the paper's Fig. 4 at a glance: per setting a row per task and, per method, the final
     return (mean ± 95% CI over seeds, the seeds' count in brackets) at the task's largest and smallest δ
-    (δ0 and δ_lowest in the δ-invariance runs); – where a cell has no finished run."""
+    (δ0 and δ_lowest in the δ-invariance runs); – where a cell has no finished run or the task one δ."""
     tables = []
     for setting in sorted({k[1] for k in groups}):
         keys = [k for k in groups if k[1] == setting]
@@ -394,9 +394,10 @@ def summary(groups):
                  "|---|---|---|" + "---|" * 2 * len(methods)]
         for env_id in ordered({k[0] for k in keys}, TASKS):
             dts = sorted({k[3] for k in keys if k[0] == env_id}, reverse=True)
+            ends = (dts[0], dts[-1] if len(dts) > 1 else None)  # None: a task run at one δ only
             cells = []
             for method in methods:
-                for dt in (dts[0], dts[-1]):
+                for dt in ends:
                     values = finals(groups.get((env_id, setting, method, dt), []))
                     if not values:
                         cells.append("–")
@@ -405,7 +406,7 @@ def summary(groups):
                     cells.append(f"{mean:.1f} ± {ci:.1f} ({len(values)})" if len(values) > 1 else f"{mean:.1f} (1)")
             decisions = sorted({int(c["decision_steps"][-1]) for k in keys if k[0] == env_id for _, c, _ in groups[k]})
             budget = f"{decisions[0]:,}" + (f"–{decisions[-1]:,}" if len(decisions) > 1 else "")
-            lines.append(f"| {env_id} | {dts[0]:g}, {dts[-1]:g} | {budget} | " + " | ".join(cells) + " |")
+            lines.append(f"| {env_id} | {', '.join(f'{dt:g}' for dt in ends if dt)} | {budget} | " + " | ".join(cells) + " |")
         tables.append("\n".join(lines))
     return "\n\n".join(tables)
 

@@ -231,9 +231,10 @@ def write_rows(path, columns, rows):
         writer.writerows(rows)
 
 
-def save_figure(fig, title, path):
+def save_figure(fig, title, path, bottom=0.0):
+    """`bottom`: the fraction of the figure's height kept free under the panels (for a legend)."""
     fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, bottom, 1, 1))
     fig.savefig(path, dpi=130)
     plt.close(fig)
 
@@ -250,7 +251,7 @@ def key(env_id, dt, method, seed):
 
 
 def plot_figure(rows, path):
-    env_ids = [e for e in envs.DT_TABLE if any(r["env_id"] == e for r in rows)]
+    env_ids = plot.ordered({r["env_id"] for r in rows}, plot.TASKS)  # the paper's order of tasks
     if not env_ids:
         return
     columns = min(4, len(env_ids))
@@ -278,8 +279,9 @@ def plot_figure(rows, path):
         ax.grid(alpha=0.3, axis="y")
     for ax in list(axes.flat)[len(env_ids):]:
         ax.axis("off")
-    axes.flat[0].legend(fontsize=7)
-    save_figure(fig, "Total variance of the policy gradient at initialisation (App. F.1), 95% CI over policy seeds", path)
+    fig.legend(*axes.flat[0].get_legend_handles_labels(), loc="lower center", ncol=len(METHODS), fontsize=8)
+    save_figure(fig, "Total variance of the policy gradient at initialisation (App. F.1), 95% CI over policy seeds", path,
+                bottom=0.4 / fig.get_figheight())  # 0.4 inch for the legend
 
 
 def main(argv=None):
