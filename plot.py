@@ -406,7 +406,7 @@ def summary(groups):
                     cells.append(f"{mean:.1f} ± {ci:.1f} ({len(values)})" if len(values) > 1 else f"{mean:.1f} (1)")
             decisions = sorted({int(c["decision_steps"][-1]) for k in keys if k[0] == env_id for _, c, _ in groups[k]})
             budget = f"{decisions[0]:,}" + (f"–{decisions[-1]:,}" if len(decisions) > 1 else "")
-            lines.append(f"| {env_id} | {', '.join(f'{dt:g}' for dt in ends if dt)} | {budget} | " + " | ".join(cells) + " |")
+            lines.append(f"| {env_id} | {', '.join(f'{dt:g}' for dt in ends if dt is not None)} | {budget} | " + " | ".join(cells) + " |")
         tables.append("\n".join(lines))
     return "\n\n".join(tables)
 
