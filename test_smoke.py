@@ -888,7 +888,7 @@ def test_pg_variance_of_a_gaussian_bandit_is_three_per_action_dim(sar, one_threa
 def test_pg_variance_skips_the_rows_it_has_and_appends_the_rest(tmp_path, one_thread):
     out = tmp_path / "pg.csv"
     flags = ["--envs", "InvertedPendulum-v5", "--dts", "original", "--methods", "VPG", "PPO", "--burn-in", "2",
-             "--trajectories", "3", "--out", str(out)]
+             "--trajectories", "3", "--workers", "1", "--out", str(out)]
     pg_variance.main(flags + ["--policies", "1"])
     first = out.read_text()
     pg_variance.main(flags + ["--policies", "2"])
@@ -896,6 +896,17 @@ def test_pg_variance_skips_the_rows_it_has_and_appends_the_rest(tmp_path, one_th
     assert out.read_text().startswith(first) and [(r["method"], r["policy_seed"]) for r in rows] == [
         ("VPG", "1"), ("PPO", "1"), ("VPG", "2"), ("PPO", "2")]
     assert list(rows[0]) == pg_variance.COLUMNS and (tmp_path / "pg.png").stat().st_size > 1000
+
+
+def test_pg_variance_gives_the_same_rows_with_two_workers_as_with_one(tmp_path, one_thread):
+    flags = ["--envs", "InvertedPendulum-v5", "--dts", "original", "--policies", "2", "--burn-in", "2",
+             "--trajectories", "3"]
+    by_workers = {}
+    for workers in ("1", "2"):
+        pg_variance.main(flags + ["--workers", workers, "--out", str(tmp_path / f"{workers}.csv")])
+        rows = sar_ppo.read_rows(tmp_path / f"{workers}.csv")
+        by_workers[workers] = sorted(tuple(v for k, v in r.items() if k != "wall_time_s") for r in rows)
+    assert len(by_workers["1"]) == 8 and by_workers["1"] == by_workers["2"]
 
 
 def test_ppo_gradient_at_ratio_one_is_the_advantage_weighted_score(one_thread):
@@ -944,7 +955,7 @@ THEORY_BAD_FLAGS = [
     (pg_variance, ["--envs", "Pendulum-v1"], "--envs"), (pg_variance, ["--dts", "0.1"], "--dts"),
     (pg_variance, ["--dts", "tiny"], "--dts"), (pg_variance, ["--methods", "TRPO"], "--methods"),
     (pg_variance, ["--trajectories", "1"], "--trajectories"), (pg_variance, ["--policies", "0"], "--policies"),
-    (pg_variance, ["--max-time", "0"], "--max-time"), (alert_then_off, ["--episodes", "1"], "--episodes"),
+    (pg_variance, ["--max-time", "0"], "--max-time"), (pg_variance, ["--workers", "0"], "--workers"), (alert_then_off, ["--episodes", "1"], "--episodes"),
     (alert_then_off, ["--xs", "0"], "--xs"), (exploration, ["--walks", "0"], "--walks"),
     (exploration, ["--no-such-flag"], "--no-such-flag"),
 ]

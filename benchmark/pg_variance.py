@@ -27,12 +27,13 @@ VPG and PPO use the same trajectories of the same plain policy, SAR-VPG and SAR-
 SAR policy, and their rows share one wall_time_s (the seconds to measure that policy). Ten
 trajectories run side by side, with one batched policy call per decision step.
 
-Cost: the full default table (8 tasks × 4 δ × 4 methods × 3 policies) takes about 3 hours on one core
-of the 2-core development machine: the five cheap tasks 4 minutes all told; HalfCheetah, whose initial
-policies run to the time limit (25,000 δ-steps per trajectory at δ_lowest), 58 minutes of CPU
-(measured), and Swimmer and Ant, alike, about as much each (estimated). Nothing is capped by default;
---max-time caps a trajectory's physical time for quicker runs. `--policies 8` (the paper's count)
-takes about 8 hours.
+Cost: the full default table (8 tasks × 4 δ × 4 methods × 3 policies) takes about 3.1 hours of CPU on the
+2-core development machine: the five cheap tasks 4 minutes all told; HalfCheetah 58 minutes, Ant 74 and
+Swimmer about 50, whose initial policies mostly run to the time limit (20,000–25,000 δ-steps per
+trajectory at δ_lowest). Nothing is capped: the policies are measured in `--workers` processes (default
+2; the rows do not depend on it), smallest δ first, so the table takes about 1.6 hours of wall time there.
+--max-time caps a trajectory's physical time for quicker runs. `--policies 8` (the paper's count) takes
+about 8 hours of CPU.
 
 Output: one CSV row per (env_id, dt, method, policy_seed), appended and flushed as it is computed;
 rows already in the CSV are skipped. The figure (per task: bars over δ, one colour per method, log y,
@@ -41,6 +42,7 @@ rows already in the CSV are skipped. The figure (per task: bars over δ, one col
 import argparse
 import csv
 import math
+import multiprocessing
 import os
 import sys
 import time
@@ -84,6 +86,8 @@ def parse_args(argv=None):
     p.add_argument("--trajectories", type=int, default=100, help="trajectories per estimate (default 100)")
     p.add_argument("--max-time", type=float, default=math.inf,
                    help="cap on a trajectory's physical seconds, the same at every δ (default inf: to the episode's end)")
+    p.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1),
+                   help="policies measured in parallel processes (default: 2, or 1 on a 1-core machine)")
     p.add_argument("--out", default=os.path.join(ROOT, "results", "theory", "pg_variance.csv"))
     p.add_argument("--figure", default=None, help="default: the CSV's path with .png")
     p.add_argument("--plot-only", action="store_true", help="redraw the figure from the CSV, measure nothing")
@@ -98,7 +102,7 @@ def parse_args(argv=None):
                 fail(f"--{'envs' if name == 'env_id' else 'dts'}: {message}")
     checks = [("--policies", args.policies >= 1, "must be >= 1"), ("--burn-in", args.burn_in >= 0, "must be >= 0"),
               ("--trajectories", args.trajectories >= 2, "must be >= 2 (a variance needs two)"),
-              ("--max-time", args.max_time > 0, "must be > 0")]
+              ("--max-time", args.max_time > 0, "must be > 0"), ("--workers", args.workers >= 1, "must be >= 1")]
     for flag, ok, message in checks:
         if not ok:
             fail(f"{flag}: {message}, got {getattr(args, flag[2:].replace('-', '_'))}")
@@ -284,47 +288,60 @@ def plot_figure(rows, path):
                 bottom=0.4 / fig.get_figheight())  # 0.4 inch for the legend
 
 
+def measure_policy(unit):
+    """The CSV rows of one policy: unit = (env_id, dt, sar, seed, methods, args). Seeded by itself alone, so it
+    gives the same rows in any worker and in any order."""
+    env_id, dt, sar, seed, todo, args = unit
+    torch.set_num_threads(1)
+    start, cpu_start = time.time(), time.process_time()
+    is_ant = env_id.startswith("Ant")  # the scripts' default: no normalisation on Ant (App. I.3)
+    max_steps = math.ceil(args.max_time / dt - 1e-9) if args.max_time < math.inf else math.inf
+    decision_envs, learn = make_decision_envs(lambda: envs.make_env(env_id, dt, GAMMA), sar, SIDE_BY_SIDE)
+    env = decision_envs[0]
+    torch.manual_seed(seed)
+    agent = sar_ppo.Agent(env.observation_space.shape[0], env.unwrapped.action_space.shape[0], repeat=sar)
+    stats = Statistics(env.observation_space.shape[0], not is_ant, not is_ant)
+    variances, decisions, steps = measure(decision_envs, learn, agent, stats, seed, [m.replace("SAR-", "") for m in todo],
+                                          args.burn_in, args.trajectories, max_steps)
+    seconds = time.time() - start
+    return [{"env_id": env_id, "dt": f"{dt:g}", "method": method, "policy_seed": seed,
+             "total_variance": f"{variances[method.replace('SAR-', '')]:.6g}", "trajectories": args.trajectories,
+             "decisions_mean": f"{decisions:.2f}", "delta_steps_mean": f"{steps:.2f}", "wall_time_s": f"{seconds:.2f}",
+             "cpu_s": time.process_time() - cpu_start} for method in todo]
+
+
 def main(argv=None):
     args = parse_args(argv)
     if args.plot_only:
         plot_figure(read_rows(args.out), args.figure)
         return
-    torch.set_num_threads(1)
     done = {key(r["env_id"], r["dt"], r["method"], r["policy_seed"]) for r in read_rows(args.out)}
+    units = []  # one per policy: VPG and PPO share the plain policy's trajectories, SAR-VPG and SAR-PPO the SAR one's
+    for env_id, dt in args.cells:
+        for sar, methods in ((False, ("VPG", "PPO")), (True, ("SAR-VPG", "SAR-PPO"))):
+            for seed in range(1, args.policies + 1):
+                todo = [m for m in methods if m in args.methods and key(env_id, dt, m, seed) not in done]
+                if todo:
+                    units.append((env_id, dt, sar, seed, todo, args))
+    units.sort(key=lambda unit: unit[1])  # smallest δ first: the longest trajectories, for an even split over workers
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     fresh = not os.path.exists(args.out)
+    pool = multiprocessing.get_context("spawn").Pool(args.workers) if args.workers > 1 else None
+    cpu_total = 0.0
     with open(args.out, "a", newline="") as f:
-        writer = csv.DictWriter(f, COLUMNS)
+        writer = csv.DictWriter(f, COLUMNS, extrasaction="ignore")
         if fresh:
             writer.writeheader()
-        for env_id, dt in args.cells:
-            is_ant = env_id.startswith("Ant")  # the scripts' default: no normalisation on Ant (App. I.3)
-            max_steps = math.ceil(args.max_time / dt - 1e-9) if args.max_time < math.inf else math.inf
-            for sar, methods in ((False, ("VPG", "PPO")), (True, ("SAR-VPG", "SAR-PPO"))):
-                for seed in range(1, args.policies + 1):
-                    todo = [m for m in methods if m in args.methods and key(env_id, dt, m, seed) not in done]
-                    if not todo:
-                        continue
-                    start = time.time()
-                    decision_envs, learn = make_decision_envs(lambda: envs.make_env(env_id, dt, GAMMA), sar, SIDE_BY_SIDE)
-                    env = decision_envs[0]
-                    torch.manual_seed(seed)
-                    agent = sar_ppo.Agent(env.observation_space.shape[0], env.unwrapped.action_space.shape[0], repeat=sar)
-                    stats = Statistics(env.observation_space.shape[0], not is_ant, not is_ant)
-                    variances, decisions, steps = measure(decision_envs, learn, agent, stats, seed,
-                                                          [m.replace("SAR-", "") for m in todo], args.burn_in,
-                                                          args.trajectories, max_steps)
-                    seconds = time.time() - start
-                    for method in todo:
-                        variance = variances[method.replace("SAR-", "")]
-                        writer.writerow({"env_id": env_id, "dt": f"{dt:g}", "method": method, "policy_seed": seed,
-                                         "total_variance": f"{variance:.6g}", "trajectories": args.trajectories,
-                                         "decisions_mean": f"{decisions:.2f}", "delta_steps_mean": f"{steps:.2f}",
-                                         "wall_time_s": f"{seconds:.2f}"})
-                        f.flush()
-                        print(f"{env_id} δ={dt:g} {method} seed {seed}: tr V = {variance:.4g}, "
-                              f"{decisions:.1f} decisions, {steps:.1f} δ-steps, {seconds:.1f} s "
-                              f"({time.process_time():.0f} s CPU so far)", flush=True)
+        for rows in pool.imap_unordered(measure_policy, units) if pool else map(measure_policy, units):
+            cpu_total += rows[0]["cpu_s"]
+            for row in rows:  # in the order the policies finish, each row flushed at once
+                writer.writerow(row)
+                f.flush()
+                print(f"{row['env_id']} δ={row['dt']} {row['method']} seed {row['policy_seed']}: "
+                      f"tr V = {float(row['total_variance']):.4g}, {row['decisions_mean']} decisions, "
+                      f"{row['delta_steps_mean']} δ-steps, {row['wall_time_s']} s ({cpu_total:.0f} s CPU so far)", flush=True)
+    if pool:
+        pool.close(), pool.join()
     plot_figure(read_rows(args.out), args.figure)
 
 
