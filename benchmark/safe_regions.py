@@ -156,12 +156,11 @@ def main(argv=None):
     ax.legend(fontsize=7)
     ax.grid(alpha=0.3)
     rho = spearman(speed, d)
-    save_figure(fig, f"{config['method']}, {setting}: d against speed over {args.decisions:,} decisions "
+    save_figure(fig, f"{config['method']}, {setting}:\nd against speed over {args.decisions:,} decisions "
                 f"(Spearman ρ = {rho:.2f})", os.path.join(args.out, f"{name}_radius_vs_speed.png"))
+    pushed = f"with a force {w[force].mean():.2f} δ-steps ({force.sum()} decisions), without " if force.any() else ""
     print(f"{name}: Spearman ρ(speed, d) = {rho:.3f} over {args.decisions:,} decisions; mean d in the slowest "
-          f"decile {d[bins == 0].mean():.3f}, in the fastest {d[bins == 9].mean():.3f}; mean w with a force "
-          f"{w[force].mean() if force.any() else float('nan'):.2f} δ-steps ({force.sum()} decisions), "
-          f"without {w[~force].mean():.2f}")
+          f"decile {d[bins == 0].mean():.3f}, in the fastest {d[bins == 9].mean():.3f}; mean w {pushed}{w[~force].mean():.2f}")
 
 
 if __name__ == "__main__":
