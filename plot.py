@@ -59,8 +59,9 @@ def mean_ci(values):
 
 
 def ordered(names, first):
-    """`names` sorted, those listed in `first` leading in its order."""
-    return sorted(names, key=lambda name: (first.index(name) if name in first else len(first), name))
+    """`names` in the order of `first`, a variant ("SAR-PPO (d_max=0.2)") right after its base; others last."""
+    rank = lambda name: min([i for i, f in enumerate(first) if name == f or name.startswith(f + " ")], default=len(first))
+    return sorted(names, key=lambda name: (rank(name), name))
 
 
 def moving_average(y, window):
@@ -211,7 +212,7 @@ def style_maps(groups):
 
 
 def panels(groups, setting):
-    envs_ = sorted({key[0] for key in groups if key[1] == setting})
+    envs_ = ordered({key[0] for key in groups if key[1] == setting}, TASKS)  # the paper's order
     fig, axes = plt.subplots(1, len(envs_), figsize=(5.2 * len(envs_), 4.0), squeeze=False)
     return fig, dict(zip(envs_, axes[0]))
 
@@ -270,7 +271,7 @@ def plot_final_bars(groups, setting, path):
     for env_id, ax in axes.items():
         keys = sorted(k for k in groups if k[0] == env_id and k[1] == setting)
         values = {k[2:]: finals(groups[k]) for k in keys}
-        draw_bars(ax, values, sorted({k[2] for k in keys}), sorted({k[3] for k in keys}), colors)
+        draw_bars(ax, values, ordered({k[2] for k in keys}, METHODS), sorted({k[3] for k in keys}), colors)
         ax.set_title(f"{env_id} ({setting})", fontsize=9)
         ax.set_ylabel("final training return (dots: seeds)")
         ax.grid(alpha=0.3, axis="y")

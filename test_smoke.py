@@ -569,6 +569,12 @@ def test_plot_normalisation_divides_by_the_best_largest_dt_return_of_the_task(tm
     assert sorted(scores[("Reacher-v5", "deterministic", "SAR-PPO", 0.001)]) == pytest.approx([0.0, 1.2])  # 2 - R/R*
 
 
+def test_plot_orders_methods_as_the_paper_with_each_variant_after_its_base():
+    names = {"PPO", "FiGAR-C-PPO (no limit on t)", "SAR-PPO (d_max=0.2)", "FiGAR-C-PPO", "SAR-PPO", "λ-SAR-PPO", "other"}
+    assert plot.ordered(names, plot.METHODS) == ["SAR-PPO", "SAR-PPO (d_max=0.2)", "λ-SAR-PPO", "FiGAR-C-PPO",
+                                                 "FiGAR-C-PPO (no limit on t)", "PPO", "other"]
+
+
 def test_plot_summary_gives_a_row_per_task_at_its_smallest_and_largest_dt(tmp_path, capsys):
     for seed in (1, 2):
         fake_run(tmp_path, f"hop_sar{seed}", 2000.0 + seed, seed=seed, dt=0.008, env_id="Hopper-v5")

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # App. I, ablations at δ_lowest on InvertedPendulum-v5 (200,000 decisions) and InvertedDoublePendulum-v5
 # (300,000): SAR-PPO with d_max ∈ {0.2, 0.5, 1.0} (0.5 is the default: fig_dt_invariance.sh's runs),
-# SAR-PPO and FiGAR-C-PPO without the limit on t, SAR-PPO with the l2 distance (d_max = 1.0).
+# SAR-PPO and FiGAR-C-PPO without the limit on t, SAR-PPO with the l2 distance (d_max = 1.0); then the
+# figures, results/figures/ablations_*, with the default SAR-PPO and FiGAR-C-PPO runs beside them.
 #   bash benchmark/fig_ablations.sh [workers]  |  --list  |  SEEDS="1 2 3" (default)
 cd "$(dirname "$0")/.."
 SEEDS=${SEEDS:-1 2 3}
@@ -19,4 +20,6 @@ commands() {
     done
   done
 }
-if [ "${1:-}" = "--list" ]; then commands; else commands | bash benchmark/run.sh "${1:-2}"; fi
+if [ "${1:-}" = "--list" ]; then commands; exit; fi
+commands | bash benchmark/run.sh "${1:-2}"
+python plot.py results/runs --only __sar-maxd __sar-no-limit __figar-no-limit __sar-l2 Pendulum-v5__sar__dt0.002__s Pendulum-v5__figar__dt0.002__s --out results/figures --prefix ablations_

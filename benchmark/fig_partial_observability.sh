@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # App. H, λ-SAR under partial observability: the perceptible strong force plus App. D's hold penalty
 # at δ_lowest; λ-SAR-PPO (λ = 0.5), SAR-PPO, FiGAR-C-PPO; InvertedPendulum-v5 (200,000 decisions) and
-# InvertedDoublePendulum-v5 (300,000).
+# InvertedDoublePendulum-v5 (300,000); then its figures, results/figures/partial_observability_*.
 #   bash benchmark/fig_partial_observability.sh [workers]  |  --list  |  SEEDS="1 2 3" (default)
 cd "$(dirname "$0")/.."
 SEEDS=${SEEDS:-1 2 3}
@@ -16,4 +16,6 @@ commands() {
     done
   done
 }
-if [ "${1:-}" = "--list" ]; then commands; else commands | bash benchmark/run.sh "${1:-2}"; fi
+if [ "${1:-}" = "--list" ]; then commands; exit; fi
+commands | bash benchmark/run.sh "${1:-2}"
+python plot.py results/runs --only __hold-penalty --out results/figures --prefix partial_observability_
