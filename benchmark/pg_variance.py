@@ -326,7 +326,8 @@ def main(argv=None):
     units.sort(key=lambda unit: unit[1])  # smallest δ first: the longest trajectories, for an even split over workers
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     fresh = not os.path.exists(args.out)
-    pool = multiprocessing.get_context("spawn").Pool(args.workers) if args.workers > 1 else None
+    workers = min(args.workers, len(units))
+    pool = multiprocessing.get_context("spawn").Pool(workers) if workers > 1 else None
     cpu_total = 0.0
     with open(args.out, "a", newline="") as f:
         writer = csv.DictWriter(f, COLUMNS, extrasaction="ignore")
