@@ -228,8 +228,9 @@ def plot_curves(groups, setting, x_key, y_key, y_label, path):
             continue
         grid, mean, ci = curve
         ax = axes[env_id]
-        ax.plot(grid, mean, styles[method], color=colors[dt], label=f"{method}, δ = {dt:g} s (n={len(runs)})")
-        ax.fill_between(grid, mean - ci, mean + ci, color=colors[dt], alpha=0.1, linewidth=0)
+        color = colors[dt] if len(colors) > 1 else plt.cm.tab10(list(styles).index(method) % 10)  # one δ: by method
+        ax.plot(grid, mean, styles[method], color=color, label=f"{method}, δ = {dt:g} s (n={len(runs)})")
+        ax.fill_between(grid, mean - ci, mean + ci, color=color, alpha=0.1, linewidth=0)
     for env_id, ax in axes.items():
         ax.set_title(f"{env_id} ({setting})", fontsize=9)
         ax.set_xlabel(X_LABELS.get(x_key, x_key))

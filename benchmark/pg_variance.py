@@ -29,9 +29,10 @@ trajectories run side by side, with one batched policy call per decision step.
 
 Cost: the full default table (8 tasks × 4 δ × 4 methods × 3 policies) takes about 3.1 hours of CPU on the
 2-core development machine: the five cheap tasks 4 minutes all told; HalfCheetah 58 minutes, Ant 74 and
-Swimmer about 50, whose initial policies mostly run to the time limit (20,000–25,000 δ-steps per
+Swimmer about 50 (estimated from its wall time), whose initial policies mostly run to the time limit (20,000–25,000 δ-steps per
 trajectory at δ_lowest). Nothing is capped: the policies are measured in `--workers` processes (default
-2; the rows do not depend on it), smallest δ first, so the table takes about 1.6 hours of wall time there.
+2; the rows do not depend on it), smallest δ first, so the table takes about 1.6 hours of wall time there (estimated from the CPU
+times, not timed in one run).
 --max-time caps a trajectory's physical time for quicker runs. `--policies 8` (the paper's count) takes
 about 8 hours of CPU.
 
@@ -44,6 +45,7 @@ import csv
 import math
 import multiprocessing
 import os
+import signal
 import sys
 import time
 
@@ -328,21 +330,25 @@ def main(argv=None):
     fresh = not os.path.exists(args.out)
     workers = min(args.workers, len(units))
     pool = multiprocessing.get_context("spawn").Pool(workers) if workers > 1 else None
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so that `finally` stops the workers on a kill too
     cpu_total = 0.0
-    with open(args.out, "a", newline="") as f:
-        writer = csv.DictWriter(f, COLUMNS, extrasaction="ignore")
-        if fresh:
-            writer.writeheader()
-        for rows in pool.imap_unordered(measure_policy, units) if pool else map(measure_policy, units):
-            cpu_total += rows[0]["cpu_s"]
-            for row in rows:  # in the order the policies finish, each row flushed at once
-                writer.writerow(row)
-                f.flush()
-                print(f"{row['env_id']} δ={row['dt']} {row['method']} seed {row['policy_seed']}: "
-                      f"tr V = {float(row['total_variance']):.4g}, {row['decisions_mean']} decisions, "
-                      f"{row['delta_steps_mean']} δ-steps, {row['wall_time_s']} s ({cpu_total:.0f} s CPU so far)", flush=True)
-    if pool:
-        pool.close(), pool.join()
+    try:
+        with open(args.out, "a", newline="") as f:
+            writer = csv.DictWriter(f, COLUMNS, extrasaction="ignore")
+            if fresh:
+                writer.writeheader()
+            for rows in pool.imap_unordered(measure_policy, units) if pool else map(measure_policy, units):
+                cpu_total += rows[0]["cpu_s"]
+                for row in rows:  # in the order the policies finish, each row flushed at once
+                    writer.writerow(row)
+                    f.flush()
+                    print(f"{row['env_id']} δ={row['dt']} {row['method']} seed {row['policy_seed']}: "
+                          f"tr V = {float(row['total_variance']):.4g}, {row['decisions_mean']} decisions, "
+                          f"{row['delta_steps_mean']} δ-steps, {row['wall_time_s']} s ({cpu_total:.0f} s CPU so far)",
+                          flush=True)
+    finally:  # an error, Ctrl-C or a kill stops the workers too; after a full pass they are idle
+        if pool:
+            pool.terminate()
     plot_figure(read_rows(args.out), args.figure)
 
 
