@@ -234,6 +234,7 @@ def plot_curves(groups, setting, x_key, y_key, y_label, path):
     for env_id, ax in axes.items():
         ax.set_title(f"{env_id} ({setting})", fontsize=9)
         ax.set_xlabel(X_LABELS.get(x_key, x_key))
+        ax.xaxis.set_major_formatter(matplotlib.ticker.EngFormatter())  # 100 k, not 100000
         ax.set_ylabel(y_label)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=6)
