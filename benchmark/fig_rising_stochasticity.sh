@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # App. E, rising stochasticity: InvertedPendulum-v5 at δ_lowest = 2 ms under external forces drawn with
-# probability p_ext ∈ {0.025, 0.05, 0.1, 0.2} per decision; SAR-PPO vs FiGAR-C-PPO, 200,000 decisions.
+# probability p_ext ∈ {0.025, 0.05, 0.1, 0.2} per decision; SAR-PPO vs FiGAR-C-PPO, 200,000 decisions;
+# then the figure, results/figures/ip_rising_stochasticity.png.
 # p_ext = 0.05 is the paper's default: those runs are fig_stochastic.sh's ext-force runs (no -p in the name).
 #   bash benchmark/fig_rising_stochasticity.sh [workers]  |  --list  |  SEEDS="1 2 3" (default)
 cd "$(dirname "$0")/.."
@@ -15,4 +16,6 @@ commands() {
     done
   done
 }
-if [ "${1:-}" = "--list" ]; then commands; else commands | bash benchmark/run.sh "${1:-2}"; fi
+if [ "${1:-}" = "--list" ]; then commands; exit; fi
+commands | bash benchmark/run.sh "${1:-2}"
+python benchmark/plot_rising_stochasticity.py results/runs --out results/figures

@@ -64,8 +64,11 @@ def main(argv=None):
         for p_ext in ps:
             (r, rc), (n, nc) = (plot.mean_ci([seed[i] for seed in found[(method, p_ext)]]) for i in (0, 1))
             print(f"| {method} | {p_ext:g} | {len(found[(method, p_ext)])} | {r:.1f} ± {rc:.1f} | {n:.3f} ± {nc:.3f} |")
+    ticks = sorted({p_ext for _, p_ext in found})
     for ax, label in zip(axes, ("final training return", "learned normalised duration or radius")):
         ax.set_xscale("log")
+        ax.set_xticks(ticks, [f"{p_ext:g}" for p_ext in ticks])
+        ax.minorticks_off()
         ax.set_xlabel("p_ext (probability of a force per decision)")
         ax.set_ylabel(label)
         ax.grid(alpha=0.3)
