@@ -17,5 +17,5 @@ commands() {
   done
 }
 if [ "${1:-}" = "--list" ]; then commands; exit; fi
-commands | bash benchmark/run.sh "${1:-2}"
+commands | bash benchmark/run.sh "${1:-2}" || exit  # interrupted: no figure from part of the runs
 python plot.py results/runs --only __hold-penalty --out results/figures --prefix partial_observability_

@@ -29,12 +29,11 @@ trajectories run side by side, with one batched policy call per decision step.
 
 Cost: the full default table (8 tasks × 4 δ × 4 methods × 3 policies) takes about 3.1 hours of CPU on the
 2-core development machine: the five cheap tasks 4 minutes all told; HalfCheetah 58 minutes, Ant 74 and
-Swimmer about 50 (estimated from its wall time), whose initial policies mostly run to the time limit (20,000–25,000 δ-steps per
-trajectory at δ_lowest). Nothing is capped: the policies are measured in `--workers` processes (default
-2; the rows do not depend on it), smallest δ first, so the table takes about 1.6 hours of wall time there (estimated from the CPU
-times, not timed in one run).
---max-time caps a trajectory's physical time for quicker runs. `--policies 8` (the paper's count) takes
-about 8 hours of CPU.
+Swimmer about 50 (estimated from its wall time), whose initial policies mostly run to the time limit
+(20,000–25,000 δ-steps per trajectory at δ_lowest). Nothing is capped: the policies are measured in
+`--workers` processes (default 2; the rows do not depend on it), smallest δ first, so the table takes about
+1.6 hours of wall time there (estimated from the CPU times, not timed in one run). --max-time caps a
+trajectory's physical time for quicker runs. `--policies 8` (the paper's count) takes about 8 hours of CPU.
 
 Output: one CSV row per (env_id, dt, method, policy_seed), appended and flushed as it is computed;
 rows already in the CSV are skipped. The figure (per task: bars over δ, one colour per method, log y,
@@ -330,7 +329,8 @@ def main(argv=None):
     fresh = not os.path.exists(args.out)
     workers = min(args.workers, len(units))
     pool = multiprocessing.get_context("spawn").Pool(workers) if workers > 1 else None
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so that `finally` stops the workers on a kill too
+    if pool:
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so that `finally` stops the workers on a kill too
     cpu_total = 0.0
     try:
         with open(args.out, "a", newline="") as f:
