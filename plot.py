@@ -302,7 +302,8 @@ def grid_figure(groups, setting, x_key, smooth):
                 ax.fill_between(grid, mean - ci, mean + ci, color=color, alpha=0.2, linewidth=0)
                 seeds.add(len(runs))
             n = "–".join(str(s) for s in sorted({min(seeds), max(seeds)})) if seeds else "0"
-            ax.set_title(f"{method} on {env_id} (n = {n})", fontsize=9)
+            on = "\non" if len(method) + len(env_id) > 38 else " on"  # a long title on two lines, within its panel
+            ax.set_title(f"{method}{on} {env_id} (n = {n})", fontsize=9)
             ax.xaxis.set_major_formatter(matplotlib.ticker.EngFormatter())
             ax.grid(alpha=0.3)
         bottom = axes[-1, col]
