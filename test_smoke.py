@@ -1092,6 +1092,16 @@ def test_same_policy_across_dt_measures_each_dt_with_one_policy(capsys):
         same_policy_across_dt.main(["--model", "/nonexistent/model.pt"])
 
 
+def test_same_policy_across_dt_reads_a_running_runs_checkpoint_as_its_model(tmp_path, capsys):
+    import same_policy_across_dt
+    train("sar_ppo.py", tmp_path, "--total-steps", "256", *TINY, "--save-model")
+    tables = []
+    for name in ("model.pt", "checkpoint.pt"):  # the end of a run: both hold the same agent and statistics
+        same_policy_across_dt.main(["--model", str(tmp_path / "run" / name), "--episodes", "2"])
+        tables.append([line for line in capsys.readouterr().out.splitlines() if line.startswith("| 0.")])
+    assert len(tables[0]) == 2 and tables[0] == tables[1]
+
+
 def test_status_tells_finished_unfinished_and_not_started_runs_of_a_figure_script(tiny_run, tmp_path, monkeypatch,
                                                                                    capsys):
     import io

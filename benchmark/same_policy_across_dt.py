@@ -6,7 +6,8 @@ multiple of δ0, so the same safe radius gives longer repetitions there than at 
     python benchmark/same_policy_across_dt.py --model results/runs/<run>/model.pt       # a trained one (--save-model)
 
 The policy is sar_ppo.py's Agent: freshly initialised with torch seed --seed, or loaded from a run's
-model.pt with its input and Δ statistics (the run's env and flags from the config.json beside it).
+model.pt (or checkpoint.pt, which holds the same and more) with its input and Δ statistics (the run's
+env and flags from the config.json beside it).
 Per δ: an untrained policy first warms its statistics up over --burn-in episodes at that δ (as a run's
 first update does), then every statistic is frozen; --episodes episodes are measured, actions sampled
 (--deterministic: the mean action). Printed per δ: mean duration of a decision, the share of decisions
@@ -63,7 +64,8 @@ def main(argv=None):
     p.error = sar_ppo.fail
     p.add_argument("--env-id", default="Hopper-v5", help="task of Table 1 (default Hopper-v5; with --model: the run's)")
     p.add_argument("--dts", nargs="+", default=["lowest", "original"], help="δ levels or seconds (default lowest original)")
-    p.add_argument("--model", default=None, help="a run's model.pt (default: an untrained policy)")
+    p.add_argument("--model", default=None,
+                   help="a run's model.pt, or its checkpoint.pt while it runs (default: an untrained policy)")
     p.add_argument("--seed", type=int, default=1, help="torch seed of the untrained policy and of the episodes (default 1)")
     p.add_argument("--burn-in", type=int, default=10, help="episodes that warm an untrained policy's statistics up (default 10)")
     p.add_argument("--episodes", type=int, default=50, help="episodes measured per δ (default 50)")
