@@ -962,8 +962,8 @@ THEORY_BAD_FLAGS = [
     (pg_variance, ["--dts", "tiny"], "--dts"), (pg_variance, ["--methods", "TRPO"], "--methods"),
     (pg_variance, ["--trajectories", "1"], "--trajectories"), (pg_variance, ["--policies", "0"], "--policies"),
     (pg_variance, ["--max-time", "0"], "--max-time"), (pg_variance, ["--workers", "0"], "--workers"),
-    (alert_then_off, ["--episodes", "1"], "--episodes"), (alert_then_off, ["--xs", "0"], "--xs"), (exploration, ["--walks", "0"], "--walks"),
-    (exploration, ["--no-such-flag"], "--no-such-flag"),
+    (alert_then_off, ["--episodes", "1"], "--episodes"), (alert_then_off, ["--xs", "0"], "--xs"),
+    (exploration, ["--walks", "0"], "--walks"), (exploration, ["--no-such-flag"], "--no-such-flag"),
 ]
 
 
