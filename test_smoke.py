@@ -838,8 +838,6 @@ MORE_BAD_FLAGS = [  # (flags, text the one line must hold), for both scripts
     (["--noise", "ext-force", "--noise-std", "1e300"], "--noise-std"),
     (["--noise-prob", "0.1"], "--noise-prob"), (["--noise-std", "5"], "--noise-std"),
     (["--run-name", "a/b"], "--run-name"), (["--run-name", ".."], "--run-name"),
-    (["--log-dir", os.path.join(HERE, "README.md")], "--log-dir"),
-    (["--log-dir", os.path.join(HERE, "README.md", "runs")], "--log-dir"),
     (["--hold-penalty", "--env-id", "Ant-v5"], "Ant-v5"), (["--delta-dims", "2,9"], "--delta-dims"),
     (["--clip-coef", "1e308"], "--clip-coef"), (["--update-epochs", "1000000000000"], "--update-epochs"),
     (["--run-name", "x" * 300], "--run-name"), (["--adam-eps", "1e-320"], "--adam-eps"),
@@ -853,6 +851,14 @@ def test_every_flag_is_checked_before_any_work(module, flags, named, tmp_path, c
     log_dir = [] if "--log-dir" in flags else ["--log-dir", str(tmp_path / "logs")]
     assert_exits_2_naming(module.parse_args, [*log_dir, *flags], named, capsys)
     assert not (tmp_path / "logs").exists()
+
+
+@pytest.mark.parametrize("script", ["sar_ppo.py", "figar_ppo.py"])
+def test_a_log_dir_that_cannot_be_made_is_one_line_before_any_work(tmp_path, script):
+    for log_dir in (os.path.join(HERE, "README.md"), os.path.join(HERE, "README.md", "runs")):
+        result = train(script, tmp_path, "--log-dir", log_dir, "--total-steps", "256", *TINY, check=False)
+        assert result.returncode == 2 and result.stderr.count("\n") == 1 and "--log-dir" in result.stderr
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_max_t_inf_keeps_its_meaning_in_sar():
