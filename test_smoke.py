@@ -1279,7 +1279,8 @@ NodeName=localhost NodeAddr=127.0.0.1 CPUs={cpus} RealMemory={memory} State=UNKN
 PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP
 """)
     # The clients read this slurm.conf; the tasks inherit PATH, so their `python` is this one (as with a venv active).
-    env = {**os.environ, "SLURM_CONF": str(top / "slurm.conf"),
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "SBATCH_", "SQUEUE_"))},
+           "SLURM_CONF": str(top / "slurm.conf"),  # and no option of a real cluster's environment
            "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")}
     logs = [str(top / "log" / f"{name}.log") for name in ("munged", "slurmctld", "slurmd")]
     daemons, outputs = [], []

@@ -9,15 +9,15 @@
 # in sbatch's working directory, where the commands' `python sar_ppo.py ...` and --log-dir are relative.
 #
 # On a cluster (options on the command line override the #SBATCH lines below):
-#   cd sar && source venv/bin/activate      # sbatch passes the environment on: `python` is the venv's
+#   cd <project> && source venv/bin/activate   # sbatch passes the environment on: `python` is the venv's
 #   bash benchmark/full_grid.sh --list > commands.txt
 #   sbatch --array=1-$(wc -l < commands.txt)%100 --partition=<cpu partition> --time=24:00:00 --mem=2G \
 #          benchmark/slurm.sh commands.txt
-# Partition: any CPU partition (no GPU is used). Memory: a run holds ~0.4 GB. Time: 1M decisions of a
-# MuJoCo task take 0.5-3 h on one core, most at the lowest δ. `%100` caps the tasks running at once.
-# Every command carries --resume and each update ends with a checkpoint, so a task cut off by --time,
-# scancel or a node failure continues where it stopped when the same array is submitted again, and a
-# finished run only says so. `python benchmark/status.py < commands.txt` tells which runs are left.
+# Partition: any CPU partition (no GPU is used). Memory: a run holds ~0.4 GB. Time: 1M decisions took
+# 10-150 min per run on a shared 2-core machine, longest at the lowest δ. `%100` caps the running tasks.
+# Every command carries --resume and by default a checkpoint follows every update, so a task cut off by
+# --time, scancel or a node failure continues where it stopped when the same array is submitted again;
+# a finished run only says so. `python benchmark/status.py < commands.txt` tells which runs are left.
 #SBATCH --job-name=sar
 #SBATCH --cpus-per-task=1
 #SBATCH --mem=2G
