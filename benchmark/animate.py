@@ -49,11 +49,19 @@ class RenderEvery(gym.Wrapper):
         from gymnasium.envs.mujoco.mujoco_rendering import MujocoRenderer
         raw = env.unwrapped
         config = raw.mujoco_renderer.default_cam_config
+        import mujoco
+        floor = mujoco.mj_name2id(raw.model, mujoco.mjtObj.mjOBJ_GEOM, "floor")
+        if floor >= 0 and raw.model.geom_type[floor] == mujoco.mjtGeom.mjGEOM_PLANE:
+            # drawn 100 m long instead of 20 (Hopper runs off it), its squares kept their size: a plane
+            # collides as infinite, so this changes the picture only (geom_rbound is 0 whatever the size)
+            scale = np.maximum(100.0 / raw.model.geom_size[floor, :2], 1.0)
+            raw.model.geom_size[floor, :2] *= scale
+            if raw.model.geom_matid[floor] >= 0:
+                raw.model.mat_texrepeat[raw.model.geom_matid[floor]] *= scale
         self.renderer = MujocoRenderer(raw.model, raw.data, config, width, height)
         self.renderer.render("rgb_array")  # creates the viewer and its camera, set to the task's config
         self.viewer = self.renderer.viewer
         if config and "trackbodyid" in config:  # follow the body, which MujocoRenderer.render's free camera does not
-            import mujoco
             self.viewer.cam.type = mujoco.mjtCamera.mjCAMERA_TRACKING
             self.viewer.cam.distance, self.viewer.cam.elevation = 4.0, -10.0  # the whole body, above the strip
         self.every, self.max_frames = every, max_frames
