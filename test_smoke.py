@@ -1417,3 +1417,33 @@ def test_slurm_array_of_a_figure_script_finishes_and_a_cancelled_task_resumes(sl
                            text=True, check=True).stdout
     for folder in folders:
         assert re.search(rf"\| {re.escape(os.path.basename(folder))} \| 1,024 \|", table)
+# ---------------------------------------------------------------- the animation
+import animate  # noqa: E402
+
+
+def rendering_unavailable():
+    """Why MuJoCo cannot render headless here (None if it can)."""
+    try:
+        import mujoco
+        context = mujoco.GLContext(8, 8)
+        context.make_current()
+        context.free()
+    except Exception as e:  # no EGL/OSMesa library or device
+        return f"MUJOCO_GL={os.environ.get('MUJOCO_GL')} cannot render: {type(e).__name__}: {e}"
+    return None
+
+
+def test_animation_renders_a_committed_model_to_a_gif_and_never_overwrites_the_committed_one(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_info:  # non-default flags without --out: refused before any work
+        animate.main(["--max-frames", "5"])
+    assert exit_info.value.code == 2 and capsys.readouterr().err.count("\n") == 1
+    reason = rendering_unavailable()
+    if reason:
+        pytest.skip(reason)
+    from PIL import Image
+    out = tmp_path / "five.gif"
+    animate.main(["--max-frames", "5", "--width", "160", "--height", "120", "--out", str(out)])
+    with Image.open(out) as gif:
+        assert gif.n_frames == 5 and gif.size == (160, 120) and gif.info["duration"] == 50
+        gif.seek(4)
+        assert len(np.unique(np.asarray(gif.convert("RGB")).reshape(-1, 3), axis=0)) > 10  # a scene, not a blank frame
