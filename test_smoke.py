@@ -1215,7 +1215,8 @@ def test_pg_variance_plot_only_without_a_csv_exits_2(tmp_path, capsys):
 @pytest.mark.parametrize("damage", [
     lambda text: text.replace("env_id,dt", "env,dt"),  # a foreign header
     lambda text: text.replace("\r\nInvertedPendulum", "InvertedPendulum", 1),  # two rows glued into one line
-    lambda text: text.replace(",PPO,1,", ",PPO,one,")])
+    lambda text: text.replace(",PPO,1,", ",PPO,one,"),
+    lambda text: text + text.splitlines(keepends=True)[1]])  # a row twice
 def test_pg_variance_damaged_csv_is_refused_in_one_line(tmp_path, capsys, damage):
     out = tmp_path / "pg.csv"
     shutil.copy(os.path.join(THEORY, "pg_variance.csv"), out)

@@ -39,8 +39,9 @@ Output: one CSV row per (env_id, dt, method, policy_seed), appended and flushed 
 rows already in the CSV are skipped, and a torn last line (a kill mid-write) is cut off before appending.
 A CSV holds one set of --trajectories, --burn-in and --max-time (its columns), so that rows measured
 otherwise are never averaged with new ones: other values need another --out. The committed
-results/theory/pg_variance.csv is the default table; any other parameters need another --out too. The figure (per task: bars over δ, one colour per method, log y,
-95% Student t interval over policy seeds, its lower end cut at 1% of the mean) is redrawn at the end.
+results/theory/pg_variance.csv is the default table: any other parameters need another --out too.
+The figure (per task: bars over δ, one colour per method, log y, 95% Student t interval over policy
+seeds, its lower end cut at 1% of the mean) is redrawn at the end.
 """
 import argparse
 import csv
@@ -337,13 +338,16 @@ def read_table(path, repair=False):
     lines = whole.splitlines()
     if lines and lines[0].split(",") != COLUMNS:
         fail(f"--out: {path} is not a CSV of pg_variance.py (its header is not {','.join(COLUMNS)})")
-    rows = list(csv.DictReader(io.StringIO(whole)))
+    rows, seen = list(csv.DictReader(io.StringIO(whole))), set()
     for number, row in enumerate(rows, start=2):
         try:
             if None in row or None in row.values():
                 raise ValueError(f"{len(COLUMNS)} fields expected")
-            key(row["env_id"], row["dt"], row["method"], row["policy_seed"]), parameters(row)
-            [float(row[c]) for c in ("total_variance", "decisions_mean", "delta_steps_mean", "wall_time_s")]
+            row_key = key(row["env_id"], row["dt"], row["method"], row["policy_seed"])
+            parameters(row), [float(row[c]) for c in ("total_variance", "decisions_mean", "delta_steps_mean", "wall_time_s")]
+            if row_key in seen:
+                raise ValueError(f"{row_key} again")
+            seen.add(row_key)
         except ValueError as e:
             fail(f"--out: {path} is damaged at line {number} ({e}); move it aside or name another --out")
     return rows
