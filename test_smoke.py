@@ -1447,3 +1447,219 @@ def test_animation_renders_a_committed_model_to_a_gif_and_never_overwrites_the_c
         assert gif.n_frames == 5 and gif.size == (160, 120) and gif.info["duration"] == 50
         gif.seek(4)
         assert len(np.unique(np.asarray(gif.convert("RGB")).reshape(-1, 3), axis=0)) > 10  # a scene, not a blank frame
+# ---- benchmark commands keep the training scripts' promises
+import csv  # noqa: E402
+import io  # noqa: E402
+import shlex  # noqa: E402
+
+import check_reproducible  # noqa: E402
+import same_policy_across_dt  # noqa: E402
+import status  # noqa: E402
+
+BENCHMARK = os.path.join(HERE, "benchmark")
+THEORY = os.path.join(HERE, "results", "theory")
+
+
+def exits_2_with_one_line(call, named, capsys):
+    """`call()` stops before any work with exit status 2 and one line on stderr holding `named`."""
+    with pytest.raises(SystemExit) as exit_info:
+        call()
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and err.count("\n") == 1 and named in err, err
+
+
+def script(name, *args, stdin=None, env=None, timeout=120):
+    return subprocess.run([sys.executable, os.path.join(BENCHMARK, name), *map(str, args)], input=stdin,
+                          capture_output=True, text=True, timeout=timeout, env=env)
+
+
+@pytest.mark.parametrize("module,flags,committed", [
+    (alert_then_off, ["--episodes", "2000"], "alert_then_off.csv"), (alert_then_off, ["--seed", "2"], "alert_then_off.csv"),
+    (exploration, ["--walks", "5"], "exploration.csv"), (pg_variance, ["--trajectories", "20"], "pg_variance.csv"),
+    (pg_variance, ["--envs", "Hopper-v5"], "pg_variance.csv"), (pg_variance, ["--burn-in", "3"], "pg_variance.csv")])
+def test_theory_script_with_other_parameters_names_out_instead_of_writing_the_committed_results(
+        module, flags, committed, capsys):
+    assert module.parse_args([]).out == os.path.join(THEORY, committed)  # the defaults remake the committed numbers
+    exits_2_with_one_line(lambda: module.parse_args(flags), "--out", capsys)
+    exits_2_with_one_line(lambda: module.parse_args(flags + ["--out", os.path.join(THEORY, committed)]), "--out", capsys)
+    figure = os.path.join(THEORY, committed.replace(".csv", ".png"))
+    exits_2_with_one_line(lambda: module.parse_args(flags + ["--out", "/tmp/x.csv", "--figure", figure]), "--figure",
+                          capsys)
+
+
+@pytest.mark.parametrize("module", [alert_then_off, exploration, pg_variance])
+def test_theory_script_docstring_examples_write_no_committed_file(module):
+    for line in module.__doc__.splitlines():
+        if line.strip().startswith("python benchmark/"):
+            flags = shlex.split(line.split("#")[0])[2:]
+            args = module.parse_args(flags)
+            if [f for f in flags if f not in ("--plot-only",)]:  # other parameters than the defaults
+                assert not os.path.realpath(args.out).startswith(os.path.realpath(THEORY)), line
+                assert not os.path.realpath(args.figure).startswith(os.path.realpath(THEORY)), line
+
+
+PG_TINY = ["--envs", "InvertedPendulum-v5", "--dts", "original", "--methods", "VPG", "PPO", "--burn-in", "2",
+           "--trajectories", "3", "--policies", "1", "--workers", "1"]
+
+
+def without_wall_time(path):
+    return [{k: v for k, v in r.items() if k != "wall_time_s"} for r in csv.DictReader(open(path, newline=""))]
+
+
+def test_pg_variance_cuts_a_torn_last_row_and_measures_it_again(tmp_path, one_thread):
+    out = tmp_path / "pg.csv"
+    pg_variance.main(PG_TINY + ["--out", str(out)])
+    whole = without_wall_time(out)
+    text = out.read_text()
+    out.write_text(text[:-12])  # a kill in the middle of writing the last row
+    pg_variance.main(PG_TINY + ["--out", str(out)])
+    assert out.read_text().count("\n") == 3 and without_wall_time(out) == whole
+
+
+@pytest.mark.parametrize("flag,value", [("--trajectories", "4"), ("--burn-in", "1"), ("--max-time", "0.5")])
+def test_pg_variance_refuses_a_csv_of_other_parameters_naming_out(tmp_path, one_thread, capsys, flag, value):
+    out = tmp_path / "pg.csv"
+    pg_variance.main(PG_TINY + ["--out", str(out)])
+    before = out.read_bytes()
+    capsys.readouterr()
+    exits_2_with_one_line(lambda: pg_variance.main(PG_TINY + ["--out", str(out), flag, value]), "--out", capsys)
+    assert out.read_bytes() == before
+
+
+def test_pg_variance_plot_only_without_a_csv_exits_2(tmp_path, capsys):
+    exits_2_with_one_line(lambda: pg_variance.main(["--plot-only", "--out", str(tmp_path / "none.csv")]), "--out", capsys)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("damage", [
+    lambda text: text.replace("env_id,dt", "env,dt"),  # a foreign header
+    lambda text: text.replace("\r\nInvertedPendulum", "InvertedPendulum", 1),  # two rows glued into one line
+    lambda text: text.replace(",PPO,1,", ",PPO,one,"),
+    lambda text: text + text.splitlines(keepends=True)[1]])  # a row twice
+def test_pg_variance_damaged_csv_is_refused_in_one_line(tmp_path, capsys, damage):
+    out = tmp_path / "pg.csv"
+    shutil.copy(os.path.join(THEORY, "pg_variance.csv"), out)
+    out.write_bytes(damage(out.read_bytes().decode()).encode())
+    before = out.read_bytes()
+    exits_2_with_one_line(lambda: pg_variance.main(PG_TINY + ["--out", str(out)]), str(out), capsys)
+    assert out.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["pg.csv"]
+
+
+def test_pg_variance_reads_the_committed_table_as_complete(tmp_path, capsys):
+    out = tmp_path / "pg.csv"
+    shutil.copy(os.path.join(THEORY, "pg_variance.csv"), out)
+    pg_variance.main(["--out", str(out)])  # the default table: nothing left to measure, the figure drawn
+    assert out.read_bytes() == open(os.path.join(THEORY, "pg_variance.csv"), "rb").read()
+    assert capsys.readouterr().out == "" and (tmp_path / "pg.png").stat().st_size > 10_000
+
+
+@pytest.fixture
+def model_run(tiny_run, tmp_path):
+    """A copy of the tiny run whose checkpoint.pt is its model.pt (it holds the same keys)."""
+    run = copy_of(tiny_run, tmp_path)
+    shutil.copy(run / "checkpoint.pt", run / "model.pt")
+    return run
+
+
+def damaged(run, name, data):
+    (run / name).write_bytes(data)
+    return run
+
+
+BENCHMARK_BAD_INPUT = [  # (in-process call on tmp_path / model_run, text the one line must hold)
+    (lambda tmp, run: alert_then_off.parse_args(["--seed", "-1", "--out", str(tmp / "a.csv")]), "--seed"),
+    (lambda tmp, run: exploration.parse_args(["--seed", "-1", "--out", str(tmp / "e.csv")]), "--seed"),
+    (lambda tmp, run: safe_regions.main([str(run), "--seed", "-1"]), "--seed"),
+    (lambda tmp, run: same_policy_across_dt.main(["--seed", "-1", "--episodes", "1", "--burn-in", "0",
+                                                  "--dts", "original", "--env-id", "InvertedPendulum-v5"]), "--seed"),
+    (lambda tmp, run: same_policy_across_dt.main(["--env-id", "Pendulum-v1"]), "--env-id"),
+    (lambda tmp, run: same_policy_across_dt.main(["--model", str(damaged(run, "model.pt", b"garbage"))]), "--model"),
+    (lambda tmp, run: same_policy_across_dt.main(["--model", str(damaged(run, "config.json", b'{"env_id": "InvertedPendulum-v5"}') / "model.pt")]), "--model"),
+    (lambda tmp, run: safe_regions.main([str(damaged(run, "model.pt", b"garbage"))]), "damaged"),
+    (lambda tmp, run: safe_regions.main([str(run), "--out", str(run / "progress.csv" / "figures")]), "--out"),
+    (lambda tmp, run: alert_then_off.parse_args(["--out", str(run / "progress.csv" / "a.csv")]), "--out"),
+    (lambda tmp, run: exploration.parse_args(["--out", str(tmp)]), "--out"),
+    (lambda tmp, run: pg_variance.parse_args(["--out", str(run / "progress.csv" / "pg.csv")]), "--out"),
+    (lambda tmp, run: plot_rising_stochasticity.main([str(tmp), "--out", str(run / "progress.csv")]), "--out"),
+    (lambda tmp, run: plot_rising_stochasticity.main([str(tmp / "missing")]), "missing"),
+]
+
+
+@pytest.mark.parametrize("call,named", BENCHMARK_BAD_INPUT)
+def test_benchmark_bad_input_says_one_line_exits_2_and_writes_nothing(model_run, tmp_path, capsys, call, named):
+    before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    exits_2_with_one_line(lambda: call(tmp_path, model_run), named, capsys)
+    after = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    assert sorted(after) == sorted(before)
+
+
+def test_status_refuses_an_unbalanced_quote_in_one_line(capsys, monkeypatch):
+    monkeypatch.setattr(sys, "stdin", io.StringIO("python sar_ppo.py --run-name 'half\n"))
+    exits_2_with_one_line(lambda: status.main([]), "closing quotation", capsys)
+
+
+@pytest.mark.parametrize("args,named", [(["--updates", "0", "RUN"], "--updates"), (["/nonexistent/run"], "/nonexistent/run"),
+                                        (["RUN", "--no-such-flag"], "--no-such-flag"), (["DAMAGED"], "config.json")])
+def test_check_reproducible_bad_input_says_one_line_and_exits_2(tiny_run, tmp_path, capsys, args, named):
+    damaged_run = damaged(copy_of(tiny_run, tmp_path), "config.json", b'{"method": "SAR-PPO"')
+    args = [{"RUN": str(tiny_run), "DAMAGED": str(damaged_run)}.get(a, a) for a in args]
+    exits_2_with_one_line(lambda: check_reproducible.main(args), named, capsys)
+
+
+def test_check_reproducible_compares_only_the_rows_a_run_has(tiny_run, capsys):
+    assert check_reproducible.main([str(tiny_run), "--updates", "5"]) == 0  # the tiny run has 2 rows
+    assert capsys.readouterr().out.startswith(f"identical: first 2 rows of {tiny_run}")
+
+
+@pytest.mark.parametrize("name,args,named", [("speed.py", ["--threads", "0"], "--threads"),
+                                             ("profile_parts.py", ["--quick"], "--quick")])
+def test_speed_scripts_bad_input_says_one_line_and_exits_2(name, args, named):
+    result = script(name, *args, timeout=60)
+    assert result.returncode == 2 and result.stderr.count("\n") == 1 and named in result.stderr, result.stderr
+
+
+def run_sh(workers, commands):
+    return subprocess.run(["bash", os.path.join(BENCHMARK, "run.sh"), *workers], input=commands,
+                          capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.parametrize("workers", ["0", "-1", "two"])
+def test_run_sh_refuses_a_worker_count_below_one_before_running_anything(tmp_path, workers):
+    result = run_sh([workers], f"touch {tmp_path / 'ran'}\n")
+    assert result.returncode == 2 and result.stderr.count("\n") == 1 and "workers" in result.stderr
+    assert not (tmp_path / "ran").exists()
+
+
+def test_run_sh_exits_non_zero_when_a_command_failed_and_runs_the_others():
+    result = run_sh(["2"], "true\nfalse\n\ntrue\n")
+    assert result.returncode != 0 and result.stdout.count("done:") == 2 and "FAILED: false" in result.stdout
+    assert run_sh(["1"], "true\ntrue\n").returncode == 0
+
+
+def fake_python(tmp_path, runs_exit):
+    """A `python` on PATH that ends every training command with `runs_exit` (and trains nothing), runs
+    status.py for real, and records any other command (a figure drawn) in tmp_path/drawn."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "python").write_text(
+        "#!/bin/sh\n"
+        f'case "$1" in sar_ppo.py|figar_ppo.py) exit {runs_exit};; benchmark/status.py) exec {sys.executable} "$@";; esac\n'
+        f'echo "$*" >> {tmp_path / "drawn"}\n')
+    (bin_dir / "python").chmod(0o755)
+    return {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+
+
+@pytest.mark.parametrize("figure_script", ["fig_ablations.sh", "fig_partial_observability.sh",
+                                           "fig_rising_stochasticity.sh", "fig_safe_regions.sh"])
+def test_figure_script_draws_nothing_when_a_run_failed(tmp_path, figure_script):
+    result = subprocess.run(["bash", os.path.join(BENCHMARK, figure_script), "2"], capture_output=True, text=True,
+                            env=fake_python(tmp_path, 1), timeout=120)
+    assert result.returncode != 0 and "FAILED" in result.stdout and not (tmp_path / "drawn").exists()
+
+
+@pytest.mark.parametrize("figure_script", ["fig_ablations.sh", "fig_rising_stochasticity.sh"])
+def test_figure_script_draws_nothing_from_an_incomplete_set_of_runs(tmp_path, figure_script):
+    env = {**fake_python(tmp_path, 0), "SEEDS": "99"}  # the runs "succeed" but seed 99 has no run folders
+    result = subprocess.run(["bash", os.path.join(BENCHMARK, figure_script), "2"], capture_output=True, text=True,
+                            env=env, timeout=120)
+    assert result.returncode != 0 and "not finished" in result.stderr and not (tmp_path / "drawn").exists()

@@ -1,7 +1,7 @@
 """Variance of the policy-gradient estimator at a freshly initialised policy (App. F.1, Theorem 1).
 
     python benchmark/pg_variance.py                        # the full default table, resumable
-    python benchmark/pg_variance.py --envs Hopper-v5 --dts original lowest --policies 1 --trajectories 20
+    python benchmark/pg_variance.py --envs Hopper-v5 --dts original lowest --policies 1 --trajectories 20 --out /tmp/pg.csv
     python benchmark/pg_variance.py --plot-only            # the figure from the CSV
 
 For each task × δ × method × policy seed: sar_ppo.py's Agent, initialised with torch seed = policy
@@ -36,11 +36,16 @@ Swimmer about 50 (estimated from its wall time), whose initial policies mostly r
 trajectory's physical time for quicker runs. `--policies 8` (the paper's count) takes about 8 hours of CPU.
 
 Output: one CSV row per (env_id, dt, method, policy_seed), appended and flushed as it is computed;
-rows already in the CSV are skipped. The figure (per task: bars over δ, one colour per method, log y,
-95% Student t interval over policy seeds, its lower end cut at 1% of the mean) is redrawn at the end.
+rows already in the CSV are skipped, and a torn last line (a kill mid-write) is cut off before appending.
+A CSV holds one set of --trajectories, --burn-in and --max-time (its columns), so that rows measured
+otherwise are never averaged with new ones: other values need another --out. The committed
+results/theory/pg_variance.csv is the default table: any other parameters need another --out too.
+The figure (per task: bars over δ, one colour per method, log y, 95% Student t interval over policy
+seeds, its lower end cut at 1% of the mean) is redrawn at the end.
 """
 import argparse
 import csv
+import io
 import math
 import multiprocessing
 import os
@@ -64,15 +69,68 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 METHODS = ("VPG", "SAR-VPG", "PPO", "SAR-PPO")
 COLUMNS = ["env_id", "dt", "method", "policy_seed", "total_variance", "trajectories", "decisions_mean",
-           "delta_steps_mean", "wall_time_s"]
+           "delta_steps_mean", "wall_time_s", "burn_in", "max_time"]
+PARAMETERS = ("trajectories", "burn_in", "max_time")  # the flags besides the key that change a row's numbers
+COMMITTED = os.path.join(ROOT, "results", "theory", "pg_variance.csv")
 MAX_D, MAX_T = 0.5, 0.05  # the scripts' defaults (Sec. 4.4)
 GAE_LAMBDA, CLIP_COEF, GAMMA = 0.95, 0.2, 0.99
 SIDE_BY_SIDE = 10  # trajectories stepped together, one batched policy call per decision step
 
 
 def fail(message):
-    print(f"{os.path.basename(sys.argv[0])}: error: {message}", file=sys.stderr)
+    print(f"{os.path.basename(sys.argv[0])}: error: {' '.join(str(message).split())}", file=sys.stderr)
     sys.exit(2)
+
+
+def brief(error):
+    """An exception in a few words, for a one-line message (torch's unpickling errors run to a paragraph)."""
+    text = " ".join(str(error).split())
+    return f"{type(error).__name__}: {text[:100]}{'…' if len(text) > 100 else ''}"
+
+
+def check_seed(seed):
+    if seed < 0:
+        fail(f"--seed: must be >= 0, got {seed}")
+
+
+def check_writable(flag, path):
+    """`path` can be written as a file (its folder made if need be), checked without writing anything."""
+    path = os.path.abspath(path)
+    if os.path.isdir(path):
+        fail(f"{flag}: {path} is a folder, not a file")
+    check_folder(flag, os.path.dirname(path))
+    if os.path.exists(path) and not os.access(path, os.W_OK):
+        fail(f"{flag}: {path} is not writable")
+
+
+def check_folder(flag, path):
+    """`path` is a folder or can be made as one, checked without writing anything."""
+    folder = os.path.abspath(path)
+    while not os.path.exists(folder):  # the folder it will be made in
+        folder = os.path.dirname(folder)
+    if not os.path.isdir(folder):
+        fail(f"{flag}: {folder} is a file, not a folder")
+    if not os.access(folder, os.W_OK) or os.statvfs(folder).f_flag & os.ST_RDONLY:
+        fail(f"{flag}: {folder} is not writable")
+
+
+def output_paths(parser, args, committed_csv, measured):
+    """(--out, --figure): the committed CSV and figure hold the numbers of the default parameters, so they
+    are the default only for those; other values of the `measured` flags need another --out."""
+    normal = lambda value: sorted(value) if isinstance(value, list) else value  # noqa: E731
+    changed = [f"--{name.replace('_', '-')}" for name in measured
+               if normal(getattr(args, name)) != normal(parser.get_default(name))]
+    out = args.out or committed_csv
+    figure = args.figure or os.path.splitext(out)[0] + ".png"
+    if changed:
+        committed = {os.path.realpath(committed_csv), os.path.realpath(os.path.splitext(committed_csv)[0] + ".png")}
+        for flag, path in (("--out", out), ("--figure", figure)):
+            if os.path.realpath(path) in committed:
+                fail(f"{flag}: {os.path.relpath(path)} holds the committed numbers of the default parameters; "
+                     f"with {', '.join(changed)} name another {flag}")
+    check_writable("--out", out)
+    check_writable("--figure", figure)
+    return out, figure
 
 
 def parse_args(argv=None):
@@ -89,7 +147,8 @@ def parse_args(argv=None):
                    help="cap on a trajectory's physical seconds, the same at every δ (default inf: to the episode's end)")
     p.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1),
                    help="policies measured in parallel processes (default: 2, or 1 on a 1-core machine)")
-    p.add_argument("--out", default=os.path.join(ROOT, "results", "theory", "pg_variance.csv"))
+    p.add_argument("--out", default=None, help="the CSV (default results/theory/pg_variance.csv, the committed "
+                                               "table: only with the default parameters)")
     p.add_argument("--figure", default=None, help="default: the CSV's path with .png")
     p.add_argument("--plot-only", action="store_true", help="redraw the figure from the CSV, measure nothing")
     args = p.parse_args(argv)
@@ -107,8 +166,26 @@ def parse_args(argv=None):
     for flag, ok, message in checks:
         if not ok:
             fail(f"{flag}: {message}, got {getattr(args, flag[2:].replace('-', '_'))}")
-    args.figure = args.figure or os.path.splitext(args.out)[0] + ".png"
+    measured = () if args.plot_only else ("envs", "dts", "methods", "policies") + PARAMETERS
+    args.out, args.figure = output_paths(p, args, COMMITTED, measured)
+    if args.plot_only and not os.path.isfile(args.out):
+        fail(f"--out: no CSV at {args.out} to draw (--plot-only measures nothing)")
+    args.parameters = parameters(vars(args))
+    table = read_table(args.out)  # a damaged CSV is refused before any work
+    made = {parameters(row) for row in table}
+    if len(made) > 1 or made and not args.plot_only and made != {args.parameters}:
+        fail(f"--out: {args.out} holds rows measured with {' and '.join(map(describe, sorted(made)))}; "
+             f"name another --out for {describe(args.parameters)}")
     return args
+
+
+def parameters(row):
+    """The values of PARAMETERS, as the CSV writes them, of a row or of the flags."""
+    return str(int(row["trajectories"])), str(int(row["burn_in"])), f"{float(row['max_time']):g}"
+
+
+def describe(values):
+    return " ".join(f"--{name.replace('_', '-')} {value}" for name, value in zip(PARAMETERS, values))
 
 
 def total_variance(samples):
@@ -244,11 +321,36 @@ def save_figure(fig, title, path, bottom=0.0):
     plt.close(fig)
 
 
-def read_rows(path):
+def read_table(path, repair=False):
+    """The CSV's whole rows, checked; a torn last line (a kill mid-write) is left out, and with `repair`
+    cut off the file, so that the next row starts a line of its own. A damaged CSV: one line, exit 2."""
     if not os.path.exists(path):
         return []
-    with open(path, newline="") as f:
-        return list(csv.DictReader(f))
+    try:
+        with open(path, newline="") as f:
+            text = f.read()
+    except (OSError, UnicodeDecodeError) as e:
+        fail(f"--out: {path} is unreadable ({e})")
+    whole = text[:text.rfind("\n") + 1]
+    if repair and whole != text:
+        with open(path, "r+b") as f:
+            f.truncate(len(whole.encode()))
+    lines = whole.splitlines()
+    if lines and lines[0].split(",") != COLUMNS:
+        fail(f"--out: {path} is not a CSV of pg_variance.py (its header is not {','.join(COLUMNS)})")
+    rows, seen = list(csv.DictReader(io.StringIO(whole))), set()
+    for number, row in enumerate(rows, start=2):
+        try:
+            if None in row or None in row.values():
+                raise ValueError(f"{len(COLUMNS)} fields expected")
+            row_key = key(row["env_id"], row["dt"], row["method"], row["policy_seed"])
+            parameters(row), [float(row[c]) for c in ("total_variance", "decisions_mean", "delta_steps_mean", "wall_time_s")]
+            if row_key in seen:
+                raise ValueError(f"{row_key} again")
+            seen.add(row_key)
+        except ValueError as e:
+            fail(f"--out: {path} is damaged at line {number} ({e}); move it aside or name another --out")
+    return rows
 
 
 def key(env_id, dt, method, seed):
@@ -307,6 +409,7 @@ def measure_policy(unit):
     seconds = time.time() - start
     return [{"env_id": env_id, "dt": f"{dt:g}", "method": method, "policy_seed": seed,
              "total_variance": f"{variances[method.replace('SAR-', '')]:.6g}", "trajectories": args.trajectories,
+             "burn_in": args.burn_in, "max_time": f"{args.max_time:g}",
              "decisions_mean": f"{decisions:.2f}", "delta_steps_mean": f"{steps:.2f}", "wall_time_s": f"{seconds:.2f}",
              "cpu_s": time.process_time() - cpu_start} for method in todo]
 
@@ -314,9 +417,9 @@ def measure_policy(unit):
 def main(argv=None):
     args = parse_args(argv)
     if args.plot_only:
-        plot_figure(read_rows(args.out), args.figure)
+        plot_figure(read_table(args.out), args.figure)
         return
-    done = {key(r["env_id"], r["dt"], r["method"], r["policy_seed"]) for r in read_rows(args.out)}
+    done = {key(r["env_id"], r["dt"], r["method"], r["policy_seed"]) for r in read_table(args.out, repair=True)}
     units = []  # one per policy: VPG and PPO share the plain policy's trajectories, SAR-VPG and SAR-PPO the SAR one's
     for env_id, dt in args.cells:
         for sar, methods in ((False, ("VPG", "PPO")), (True, ("SAR-VPG", "SAR-PPO"))):
@@ -326,7 +429,7 @@ def main(argv=None):
                     units.append((env_id, dt, sar, seed, todo, args))
     units.sort(key=lambda unit: unit[1])  # smallest δ first: the longest trajectories, for an even split over workers
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    fresh = not os.path.exists(args.out)
+    fresh = not os.path.exists(args.out) or os.path.getsize(args.out) == 0
     workers = min(args.workers, len(units))
     pool = multiprocessing.get_context("spawn").Pool(workers) if workers > 1 else None
     if pool:
@@ -349,7 +452,7 @@ def main(argv=None):
     finally:  # an error, Ctrl-C or a kill stops the workers too; after a full pass they are idle
         if pool:
             pool.terminate()
-    plot_figure(read_rows(args.out), args.figure)
+    plot_figure(read_table(args.out), args.figure)
 
 
 if __name__ == "__main__":

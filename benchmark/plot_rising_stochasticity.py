@@ -16,7 +16,7 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 import plot  # noqa: E402
-from pg_variance import fail, plt, save_figure  # noqa: E402
+from pg_variance import check_folder, fail, plt, save_figure  # noqa: E402
 
 NORMALISED = {"SAR-PPO": ("safe_radius_mean", "max_d", "d / d_max"),
               "FiGAR-C-PPO": ("action_duration_mean_s", "max_t", "t / t_max")}
@@ -47,6 +47,10 @@ def main(argv=None):
     p.add_argument("paths", nargs="+", help="run folders, or folders holding them")
     p.add_argument("--out", default=os.path.join(ROOT, "results", "figures"), help="folder of the figure")
     args = p.parse_args(argv)
+    for path in args.paths:
+        if not os.path.isdir(path):
+            fail(f"paths: {path} is not a folder")
+    check_folder("--out", args.out)
     found = cells(plot.load_groups(args.paths))
     if not found:
         fail("no finished InvertedPendulum-v5 ext-force run at δ = 0.002 s found")

@@ -26,7 +26,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 import envs  # noqa: E402
 import sar_ppo  # noqa: E402
-from pg_variance import fail, plt, save_figure  # noqa: E402
+from pg_variance import brief, check_folder, check_seed, fail, plt, save_figure  # noqa: E402
 
 
 class Record(gym.Wrapper):
@@ -50,22 +50,27 @@ def load(run):
         with open(os.path.join(run, "config.json")) as f:
             config = json.load(f)
         state = torch.load(os.path.join(run, "model.pt"), weights_only=True)
-    except (OSError, ValueError, RuntimeError) as e:
-        fail(f"run: {run} has no readable config.json and model.pt (train it with --save-model): {e}")
-    if (not config.get("delta_dims") or config.get("no_repeat") or config["method"].startswith("FiGAR")
-            or config["norm"] != "l1" or config["lambda_dt"] is not None):
-        fail(f"run: {run} is not an SAR-PPO run with --delta-dims and the L1 distance")
-    record = Record(envs.make_env(config["env_id"], config["dt"], config["gamma"]))
-    repetition = env = sar_ppo.SafeActionRepetition(record, config["max_d"], config["max_t"], config["lambda_dt"],
-                                                    config["norm"], delta_dims=config["delta_dims"])
-    sar_ppo.load_stats(repetition.obs_stats, state["repetition_stats"])
-    repetition.update_stats = False
-    if config["noise"]:
-        env = envs.Perturb(env, config["noise"], config["noise_prob"], config["noise_std"])
-    agent = sar_ppo.Agent(env.observation_space.shape[0], record.action_space.shape[0], repeat=True)
-    agent.load_state_dict(state["agent"])
-    obs_rms = gym.wrappers.utils.RunningMeanStd(shape=env.observation_space.shape)
-    sar_ppo.load_stats(obs_rms, state["obs_rms"])
+    except FileNotFoundError as e:
+        fail(f"run: {run} has no config.json and model.pt (train it with --save-model): {e}")
+    except Exception as e:  # noqa: BLE001 - a torn or foreign file: json, zip and unpickling errors alike
+        fail(f"run: {run}'s config.json or model.pt is damaged ({brief(e)})")
+    try:
+        if (not config.get("delta_dims") or config.get("no_repeat") or config["method"].startswith("FiGAR")
+                or config["norm"] != "l1" or config["lambda_dt"] is not None):
+            fail(f"run: {run} is not an SAR-PPO run with --delta-dims and the L1 distance")
+        record = Record(envs.make_env(config["env_id"], config["dt"], config["gamma"]))
+        repetition = env = sar_ppo.SafeActionRepetition(record, config["max_d"], config["max_t"], config["lambda_dt"],
+                                                        config["norm"], delta_dims=config["delta_dims"])
+        sar_ppo.load_stats(repetition.obs_stats, state["repetition_stats"])
+        repetition.update_stats = False
+        if config["noise"]:
+            env = envs.Perturb(env, config["noise"], config["noise_prob"], config["noise_std"])
+        agent = sar_ppo.Agent(env.observation_space.shape[0], record.action_space.shape[0], repeat=True)
+        agent.load_state_dict(state["agent"])
+        obs_rms = gym.wrappers.utils.RunningMeanStd(shape=env.observation_space.shape)
+        sar_ppo.load_stats(obs_rms, state["obs_rms"])
+    except (KeyError, TypeError, ValueError, AttributeError, RuntimeError) as e:  # keys or shapes off
+        fail(f"run: {run}'s config.json or model.pt is damaged ({brief(e)})")
 
     def policy(obs):
         with torch.no_grad():
@@ -129,6 +134,8 @@ def main(argv=None):
     args = p.parse_args(argv)
     if args.draw < 1 or args.decisions < 10:
         fail("--draw must be >= 1 and --decisions >= 10")
+    check_seed(args.seed)
+    check_folder("--out", args.out)
     config, env, record, repetition, policy = load(args.run)
     dims = args.dims or config["delta_dims"][:2]
     if len(dims) != 2 or not set(dims) <= set(config["delta_dims"]):
