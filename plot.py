@@ -512,7 +512,7 @@ def normalised_figure(groups, setting, random_returns, path_note):
         ax.axhline(1.0, color="gray", lw=0.8, ls="--")
         ax.axhline(0.0, color="black", lw=0.6)
         best, method, top, chance = refs[env_id]
-        ax.set_title(f"{env_id}: R* = {best:.0f} ({method}, δ0 = {top * 1000:g} ms), R_random = {chance:.3g}",
+        ax.set_title(f"{env_id}\nR* = {best:.0f} ({method}, δ0 = {top * 1000:g} ms), R_random = {chance:.3g}",
                      fontsize=8)
         ax.tick_params(axis="x", labelsize=7)
         dt_legend(ax, dts, fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=len(dts), frameon=False)
