@@ -197,7 +197,8 @@ def load_run(folder, partial=False, max_steps=None, counts=None):
         if not partial and columns["decision_steps"][-1] < goal:
             raise Unfinished(f"unfinished: {int(columns['decision_steps'][-1])} of {goal} decisions (--partial plots it)")
     except (OSError, ValueError, KeyError, TypeError, json.JSONDecodeError) as e:
-        print(f"warning: skipping {folder}: {type(e).__name__}: {e}", file=sys.stderr)
+        kind = "" if isinstance(e, Unfinished) else f"{type(e).__name__}: "
+        print(f"warning: skipping {folder}: {kind}{e}", file=sys.stderr)
         if counts is not None:
             counts[type(e).__name__] = counts.get(type(e).__name__, 0) + 1
         return None
@@ -658,13 +659,6 @@ def fail(message):
     sys.exit(2)
 
 
-def positive(text):
-    value = int(text)
-    if value < 1:
-        raise ValueError(text)
-    return value
-
-
 def draw(groups, args):
     """Every figure of --kinds; the paths written."""
     written, ext = [], args.format
@@ -716,7 +710,7 @@ def main(argv=None):
                    help="also read the variants (ablations, --delta-dims, …), each its own method")
     p.add_argument("--prefix", default="", help="prefix of the figure file names")
     p.add_argument("--partial", action="store_true", help="include runs that have not finished yet")
-    p.add_argument("--max-steps", type=positive, default=None, metavar="N",
+    p.add_argument("--max-steps", type=int, default=None, metavar="N",
                    help="use each run's first N decisions only (e.g. the 100k mark of a longer run)")
     p.add_argument("--only", nargs="+", default=None, help="only run folders whose name contains one of these texts")
     p.add_argument("--random-returns", default=RANDOM_RETURNS, metavar="CSV",
@@ -738,6 +732,8 @@ def main(argv=None):
         fail(f"--out: {out} is a file, not a folder")
     if args.smooth < 1:
         fail(f"--smooth: {args.smooth} updates; it must be 1 or more")
+    if args.max_steps is not None and args.max_steps < 1:
+        fail(f"--max-steps: {args.max_steps} decisions; it must be 1 or more")
     counts = {}
     groups = load_groups(args.paths, args.partial, args.max_steps, args.only, args.variants, counts)
     if not groups:
