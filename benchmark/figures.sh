@@ -20,7 +20,9 @@ ONE_TASK=({InvertedPendulum,InvertedDoublePendulum,Hopper}-v5__{sar,figar,ppo}__
 plot results/runs --only "${ONE_TASK[@]}" --kinds curves durations bars
 plot results/runs --only "${ONE_TASK[@]}" --kinds curves --x physical_time_s
 # Fig. 5: SAR-PPO vs FiGAR-C-PPO under the three stochastic settings at δ_lowest (the tasks whose runs exist)
-plot results/runs --only __{sar,figar}__dt{0.0005,0.001,0.002}__{action,ext-force,ext-force-perceptible}__s --kinds fig5 durations
+plot results/runs --only __{sar,figar}__dt{0.0005,0.001,0.002}__{action,ext-force,ext-force-perceptible}__s --kinds fig5
+# ... and InvertedPendulum's mean action durations under each of them
+plot results/runs --only InvertedPendulum-v5__{sar,figar}__dt0.002__{action,ext-force,ext-force-perceptible}__s --kinds durations
 # InvertedPendulum at 100k decisions (the first 100,352 of the 200k runs), deterministic and under external forces
 plot results/runs --max-steps 100352 --only InvertedPendulum-v5__{sar,figar,ppo}__dt0.002__s InvertedPendulum-v5__{sar,figar}__dt0.002__ext-force__s \
   --kinds curves durations bars --prefix 100k_
