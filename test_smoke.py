@@ -473,7 +473,7 @@ def fake_run(root, name, final, method="SAR-PPO", dt=0.002, seed=1, rows=10, **c
     (folder / "progress.csv").write_text("\n".join(lines) + "\n")
 
 
-def test_plot_groups_seeds_with_student_t_interval_and_skips_bad_runs(tmp_path, capsys):
+def test_plot_groups_seeds_and_skips_bad_runs_tables_give_the_t_interval(tmp_path, capsys):
     for seed, final in zip((1, 2, 3), (10.0, 20.0, 30.0)):
         fake_run(tmp_path, f"sar{seed}", final, seed=seed)
     fake_run(tmp_path, "figar1", 5.0, method="FiGAR-C-PPO")
@@ -484,26 +484,103 @@ def test_plot_groups_seeds_with_student_t_interval_and_skips_bad_runs(tmp_path, 
     assert "broken" in capsys.readouterr().err
     sar = groups[("InvertedPendulum-v5", "deterministic", "SAR-PPO", 0.002)]
     mean, ci = plot.mean_ci([plot.final_return(c) for _, c, _ in sar])
-    # mean 20, sample std 10, t(0.975, 2) = 4.303: 4.303 · 10 / sqrt(3)
+    # the tables: mean 20, sample std 10, t(0.975, 2) = 4.303: 4.303 · 10 / sqrt(3)
     assert mean == pytest.approx(20.0) and ci == pytest.approx(4.303 * 10 / math.sqrt(3))
     assert plot.mean_ci([5.0]) == (5.0, 0.0)
     assert "| 20.0 ± 24.8 |" in plot.table(groups)
     assert "| 5.0 (one seed) |" in plot.table(groups)  # no interval from one seed
+    assert plot.mean_range([10.0, 20.0, 30.0]) == (20.0, 10.0, 30.0)  # the figures: the seeds' min–max
 
 
-def test_plot_writes_every_figure_and_skips_unfinished_runs(tmp_path, capsys):
+def test_plot_intervals_stay_inside_the_seeds_min_and_max(tmp_path):
+    # three seeds whose returns lie in [0, 1000]: a Student t band (n = 3) would reach far below 0 and above 1000
+    for seed, final in zip((1, 2, 3), (0.0, 1000.0, 40.0)):
+        fake_run(tmp_path, f"ppo{seed}", final, method="PPO", seed=seed)
+    groups = plot.load_groups([str(tmp_path)])
+    runs = groups[("InvertedPendulum-v5", "deterministic", "PPO", 0.002)]
+    t_mean, t_ci = plot.mean_ci(plot.finals(runs))
+    assert t_mean - t_ci < 0 and t_mean + t_ci > 1000  # what the old bands drew
+    grid, mean, low, high = plot.seed_curves(runs, "decision_steps", "return_mean")
+    assert (low >= 0).all() and (high <= 1000).all() and (low <= mean).all() and (mean <= high).all()
+    fig = plot.task_bars(groups, "InvertedPendulum-v5", "deterministic")
+    [bars] = [c for c in fig.axes[0].containers if hasattr(c, "errorbar") and c.errorbar]
+    whisker = bars.errorbar.lines[2][0].get_segments()[0]
+    assert whisker[:, 1].min() == pytest.approx(0.0) and whisker[:, 1].max() == pytest.approx(1000.0)
+    fig_curves = plot.task_curves(groups, "InvertedPendulum-v5", "deterministic", "decision_steps", "return_mean",
+                                  "training return", "training return", smooth=1)
+    band = fig_curves.axes[0].collections[0].get_paths()[0].vertices[:, 1]
+    assert band.min() >= 0 and band.max() <= 1000
+    plot.plt.close(fig)
+    plot.plt.close(fig_curves)
+
+
+def test_plot_refuses_runs_with_missing_repeated_or_misplaced_rows_one_line_each(tmp_path, capsys):
+    fake_run(tmp_path, "good", 10.0, seed=1)
+    for seed, name, change in [(2, "missing", lambda rows: rows[:4] + rows[5:]),
+                               (3, "repeated", lambda rows: rows[:5] + [rows[4]] + rows[5:]),
+                               (4, "swapped", lambda rows: rows[:3] + [rows[4], rows[3]] + rows[5:])]:
+        fake_run(tmp_path, name, 10.0, seed=seed)
+        progress = tmp_path / name / "progress.csv"
+        header, *rows = progress.read_text().splitlines()
+        progress.write_text("\n".join([header] + change(rows)) + "\n")
+    groups = plot.load_groups([str(tmp_path)])
+    err = capsys.readouterr().err.splitlines()
+    assert [folder for _, _, folder in groups[("InvertedPendulum-v5", "deterministic", "SAR-PPO", 0.002)]] == [
+        str(tmp_path / "good")]
+    assert len(err) == 3
+    assert "missing" in err[0] and "a missing row" in err[0] and "n, 2n, 3n" in err[0]
+    assert "repeated" in err[1] and "a repeated row" in err[1]
+    assert "swapped" in err[2] and "out of order" in err[2]
+
+
+def test_plot_bad_paths_and_values_exit_2_with_one_line(tmp_path, capsys):
+    fake_run(tmp_path, "sar1", 10.0)
+    for argv, named in [([str(tmp_path / "nowhere")], "does not exist"),
+                        ([str(tmp_path / "sar1" / "config.json")], "is a file"),
+                        ([str(tmp_path), "--max-steps", "-5"], "--max-steps"),
+                        ([str(tmp_path), "--max-steps", "0"], "--max-steps"),
+                        ([str(tmp_path), "--kinds", "pie"], "--kinds")]:
+        with pytest.raises(SystemExit) as exit_info:
+            plot.main(argv + ["--out", str(tmp_path / "figures")])
+        err = capsys.readouterr().err
+        assert exit_info.value.code == 2 and err.count("\n") == 1 and named in err, (argv, err)
+        assert "not a folder" not in err
+    assert not (tmp_path / "figures").exists()
+
+
+def test_plot_on_unfinished_runs_only_names_partial(tmp_path, capsys):
+    fake_run(tmp_path, "sar1", 10.0, total_steps=10_000)
+    with pytest.raises(SystemExit) as exit_info:
+        plot.main([str(tmp_path), "--out", str(tmp_path / "figures")])
+    last = capsys.readouterr().err.splitlines()[-1]
+    assert exit_info.value.code == 2 and "--partial" in last and "1 run(s) found unfinished" in last
+    assert plot.main([str(tmp_path), "--partial", "--table"]) == 0
+
+
+def test_plot_writes_every_figure_named_by_task_and_skips_unfinished_runs(tmp_path, capsys):
     runs = tmp_path / "runs"
     for seed in (1, 2):
         fake_run(runs, f"sar{seed}", 10.0 * seed, seed=seed)
         fake_run(runs, f"ppo{seed}", 1.0, method="PPO", seed=seed, noise="ext-force")
+        fake_run(runs, f"hop{seed}", 30.0, seed=seed, env_id="Hopper-v5", dt=0.008)
+        fake_run(runs, f"variant{seed}", 99.0, method="SAR-PPO (d_max=0.2)", seed=seed)
     fake_run(runs, "unfinished", 3.0, seed=3, total_steps=10_000)
+    random_returns = tmp_path / "random.csv"
+    random_returns.write_text("env_id,return_mean\nInvertedPendulum-v5,5\nHopper-v5,10\n")
     out = tmp_path / "figures"
-    assert plot.main([str(runs), "--out", str(out), "--x", "physical_time_s", "--format", "pdf"]) == 0
-    assert "unfinished" in capsys.readouterr().err
+    assert plot.main([str(runs), "--out", str(out), "--x", "physical_time_s", "--format", "pdf",
+                      "--random-returns", str(random_returns)]) == 0
+    captured = capsys.readouterr()
+    assert "unfinished" in captured.err and "d_max" not in captured.out  # variants only with --variants
     names = sorted(p.name for p in out.iterdir())
-    assert names == sorted(f"{s}_{kind}.pdf" for s in ("deterministic", "ext-force") for kind in
-                           ("return_vs_physical_time_s", "final_return", "action_duration",
-                            "grid_return_vs_physical_time_s", "final_return_normalised"))
+    per_task = [f"{task}_{setting}_{kind}.pdf" for task, setting in [("InvertedPendulum-v5", "deterministic"),
+                                                                     ("Hopper-v5", "deterministic"),
+                                                                     ("InvertedPendulum-v5", "ext-force")]
+                for kind in ("return_vs_physical_time_s", "final_return", "action_duration_vs_physical_time_s")]
+    assert names == sorted(per_task + [
+        "deterministic_grid_return_vs_physical_time_s_InvertedPendulum+Hopper.pdf",
+        "ext-force_grid_return_vs_physical_time_s_InvertedPendulum-v5.pdf",
+        "deterministic_final_return_normalised_InvertedPendulum+Hopper.pdf"])  # normalised: deterministic only
     assert all(p.stat().st_size > 1000 for p in out.iterdir())
     with pytest.raises(SystemExit) as exit_info:
         plot.main([str(runs), "--out", str(out), "--smooth", "0"])
@@ -514,6 +591,55 @@ def test_plot_writes_every_figure_and_skips_unfinished_runs(tmp_path, capsys):
     assert "unfinished" not in captured.err  # runs left out by --only are not even read
     assert sorted(line.split(" | ")[0] for line in captured.out.splitlines() if line.startswith("| sar") or
                   line.startswith("| ppo")) == ["| ppo2", "| sar1"]
+    assert plot.main([str(runs), "--table", "--variants"]) == 0
+    assert "SAR-PPO (d_max=0.2)" in capsys.readouterr().out
+
+
+def test_plot_redraws_the_same_bytes(tmp_path):
+    for seed in (1, 2):
+        fake_run(tmp_path / "runs", f"sar{seed}", 10.0 * seed, seed=seed)
+    for out in ("a", "b"):
+        assert plot.main([str(tmp_path / "runs"), "--out", str(tmp_path / out), "--kinds", "curves", "bars"]) == 0
+    names = sorted(p.name for p in (tmp_path / "a").iterdir())
+    assert len(names) == 2
+    for name in names:
+        data = (tmp_path / "a" / name).read_bytes()
+        assert data == (tmp_path / "b" / name).read_bytes() and b"matplotlib version" not in data
+
+
+def test_plot_gives_each_method_one_colour_in_every_kind_of_figure(tmp_path):
+    for seed in (1, 2):
+        for method in ("SAR-PPO", "FiGAR-C-PPO", "PPO"):
+            for dt in (0.002, 0.04):
+                fake_run(tmp_path, f"{method}{dt}_{seed}", 100.0 * seed, method=method, dt=dt, seed=seed)
+            fake_run(tmp_path, f"{method}_noise{seed}", 50.0, method=method, seed=seed, noise="action")
+    groups = plot.load_groups([str(tmp_path)])
+    base = {m: np.array(plot.matplotlib.colors.to_rgb(plot.METHOD_COLORS[m])) for m in ("SAR-PPO", "FiGAR-C-PPO", "PPO")}
+
+    def hue_of(rgba):
+        """Which method's colour `rgba` is a shade of (mixed with white): the one it lies on the line to white from."""
+        rgb = np.array(rgba[:3])
+        distance = {m: np.linalg.norm(np.cross(rgb - 1, c - 1)) / np.linalg.norm(c - 1) for m, c in base.items()}
+        return min(distance, key=distance.get)
+
+    ip = "InvertedPendulum-v5"
+    curves = plot.task_curves(groups, ip, "deterministic", "decision_steps", "return_mean", "r", "r", smooth=1)
+    for line in curves.axes[0].get_lines():
+        assert hue_of(plot.matplotlib.colors.to_rgba(line.get_color())) == line.get_label().split(",")[0]
+    bars = plot.task_bars(groups, ip, "deterministic")
+    ticks = [t.get_text() for t in bars.axes[0].get_xticklabels()]
+    for patch in bars.axes[0].patches:
+        assert hue_of(patch.get_facecolor()) == ticks[round(patch.get_x() + patch.get_width() / 2)]
+    grid = plot.grid_figure(groups, "deterministic", "decision_steps", smooth=1)
+    for ax in grid.axes:
+        method = ax.get_title().split(" on")[0]
+        assert all(hue_of(plot.matplotlib.colors.to_rgba(line.get_color())) == method for line in ax.get_lines())
+    fig5 = plot.fig5_figure(groups, "decision_steps", 1, [ip])
+    for line in fig5.axes[0].get_lines():
+        assert hue_of(plot.matplotlib.colors.to_rgba(line.get_color())) == line.get_label().split(" (n")[0]
+    assert len(fig5.axes[0].get_lines()) == 3
+    for fig in (curves, bars, grid, fig5):
+        plot.plt.close(fig)
 
 
 def test_plot_moving_average_is_what_help_says(capsys):
@@ -538,7 +664,7 @@ def test_plot_grid_has_a_row_per_method_a_column_per_task_and_shared_y_per_colum
     fig = plot.grid_figure(plot.load_groups([str(tmp_path)]), "deterministic", "decision_steps", smooth=3)
     assert fig.axes[0].get_subplotspec().get_geometry()[:2] == (2, 2)  # rows: methods, columns: tasks
     assert [ax.get_title() for ax in fig.axes] == [  # the paper's orders, not alphabetical
-        "SAR-PPO on InvertedPendulum-v5 (n = 2)", "SAR-PPO on Hopper-v5 (n = 2)",
+        "SAR-PPO on\nInvertedPendulum-v5 (n = 2)", "SAR-PPO on Hopper-v5 (n = 2)",  # a long title: two lines
         "PPO on InvertedPendulum-v5 (n = 2)", "PPO on Hopper-v5 (n = 0)"]
     (sar_ip, sar_hop), (ppo_ip, ppo_hop) = fig.axes[:2], fig.axes[2:]
     shared = sar_ip.get_shared_y_axes()
@@ -551,22 +677,57 @@ def test_plot_grid_has_a_row_per_method_a_column_per_task_and_shared_y_per_colum
     plot.plt.close(fig)
 
 
-def test_plot_normalisation_divides_by_the_best_largest_dt_return_of_the_task(tmp_path, capsys):
+def test_plot_normalisation_puts_the_best_largest_dt_return_at_1_and_a_random_policy_at_0(tmp_path, capsys):
     for method, dt, finals in [("SAR-PPO", 0.04, (700, 900)), ("PPO", 0.04, (1000, 1000)),
                                ("SAR-PPO", 0.002, (500, 600)), ("PPO", 0.002, (100, 300))]:
         for seed, final in enumerate(finals):
             fake_run(tmp_path, f"ip_{method}{dt}_{seed}", float(final), method=method, dt=dt, seed=seed)
-    for seed, (dt, final) in enumerate([(0.02, -5.0), (0.001, -4.0), (0.001, -10.0)]):  # Reacher: R* < 0
+    for seed, (dt, final) in enumerate([(0.02, -5.0), (0.001, -4.0), (0.001, -45.0)]):  # Reacher: R* < 0
         fake_run(tmp_path, f"reacher{seed}", final, dt=dt, seed=seed, env_id="Reacher-v5")
-    fake_run(tmp_path, "hopper", 0.0, dt=0.008, env_id="Hopper-v5")  # R* = 0: no ratio
-    refs, scores = plot.normalised_finals(plot.load_groups([str(tmp_path)]), "deterministic")
-    assert "Hopper-v5 (deterministic) left out" in capsys.readouterr().err
-    assert refs == {"InvertedPendulum-v5": (1000.0, "PPO", 0.04), "Reacher-v5": (-5.0, "SAR-PPO", 0.02)}
+    fake_run(tmp_path, "hopper", 10.0, dt=0.008, env_id="Hopper-v5")  # R* = R_random: no scale
+    fake_run(tmp_path, "walker", 10.0, dt=0.008, env_id="Walker2d-v5")  # no R_random
+    chance = {"InvertedPendulum-v5": 0.0, "Reacher-v5": -45.0, "Hopper-v5": 10.0}
+    refs, scores = plot.normalised_finals(plot.load_groups([str(tmp_path)]), "deterministic", chance)
+    err = capsys.readouterr().err
+    assert "Hopper-v5 (deterministic) left out" in err and "Walker2d-v5 (deterministic) left out" in err
+    assert refs == {"InvertedPendulum-v5": (1000.0, "PPO", 0.04, 0.0), "Reacher-v5": (-5.0, "SAR-PPO", 0.02, -45.0)}
     ip = "InvertedPendulum-v5", "deterministic"
     assert list(scores[(*ip, "SAR-PPO", 0.04)]) == pytest.approx([0.7, 0.9])
     assert list(scores[(*ip, "SAR-PPO", 0.002)]) == pytest.approx([0.5, 0.6])
     assert list(scores[(*ip, "PPO", 0.002)]) == pytest.approx([0.1, 0.3])
-    assert sorted(scores[("Reacher-v5", "deterministic", "SAR-PPO", 0.001)]) == pytest.approx([0.0, 1.2])  # 2 - R/R*
+    # a negative R*: still 1 at R*, 0 at R_random, higher is better: (−4 + 45) / 40 and (−45 + 45) / 40
+    assert sorted(scores[("Reacher-v5", "deterministic", "SAR-PPO", 0.001)]) == pytest.approx([0.0, 41 / 40])
+    assert plot.read_random_returns(os.path.join(HERE, "results", "random_returns.csv")).keys() == set(plot.TASKS)
+
+
+def test_plot_fig5_draws_a_row_per_stochastic_setting_for_any_subset_of_tasks_with_a_verdict(tmp_path, capsys):
+    finals = {("SAR-PPO", "action"): (900, 950), ("FiGAR-C-PPO", "action"): (100, 200),  # above by the intervals
+              ("SAR-PPO", "ext-force"): (300, 900), ("FiGAR-C-PPO", "ext-force"): (400, 500),  # by the mean only
+              ("SAR-PPO", "ext-force-perceptible"): (10, 20), ("FiGAR-C-PPO", "ext-force-perceptible"): (30, 40)}
+    for (method, noise), values in finals.items():
+        for seed, final in enumerate(values, 1):
+            fake_run(tmp_path, f"hop_{method}_{noise}_{seed}", float(final), method=method, seed=seed,
+                     noise=noise, env_id="Hopper-v5", dt=0.0005)
+    fake_run(tmp_path, "hop_larger_dt", 5.0, noise="action", env_id="Hopper-v5", dt=0.008)  # not δ_lowest
+    fake_run(tmp_path, "ip_action", 1000.0, noise="action")  # a task with one setting and one method
+    fake_run(tmp_path, "ip_deterministic", 1000.0)  # not a stochastic setting
+    out = tmp_path / "figures"
+    assert plot.main([str(tmp_path), "--out", str(out), "--kinds", "fig5"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert sorted(p.name for p in out.iterdir()) == ["fig5_return_vs_decision_steps_InvertedPendulum+Hopper.png"]
+    table = lines[lines.index(next(line for line in lines if line.startswith("| task | setting | δ (ms)"))):]
+    assert table[2:6] == [
+        "| InvertedPendulum-v5 | action | 2 | 1,000 | 1000.0 [1000.0, 1000.0] (1) | – | – |",
+        "| Hopper-v5 | action | 0.5 | 1,000 | 925.0 [900.0, 950.0] (2) | 150.0 [100.0, 200.0] (2) | SAR above by the intervals |",
+        "| Hopper-v5 | ext-force | 0.5 | 1,000 | 600.0 [300.0, 900.0] (2) | 450.0 [400.0, 500.0] (2) | by the mean only |",
+        "| Hopper-v5 | ext-force-perceptible | 0.5 | 1,000 | 15.0 [10.0, 20.0] (2) | 35.0 [30.0, 40.0] (2) | not |"]
+    groups = plot.load_groups([str(tmp_path)])
+    fig = plot.fig5_figure(groups, "decision_steps", 1, ["InvertedPendulum-v5", "Hopper-v5"])
+    assert fig.axes[0].get_subplotspec().get_geometry()[:2] == (3, 2)  # rows: settings, columns: tasks
+    titles = [ax.get_title() for ax in fig.axes]
+    assert titles[1] == "Hopper-v5, action\nδ = 0.5 ms" and titles[5] == "Hopper-v5, ext-force-perceptible\nδ = 0.5 ms"
+    assert len(fig.axes[1].get_lines()) == 2 and len(fig.axes[2].get_lines()) == 0  # IP: action only
+    plot.plt.close(fig)
 
 
 def test_plot_orders_methods_as_the_paper_with_each_variant_after_its_base():
@@ -575,18 +736,22 @@ def test_plot_orders_methods_as_the_paper_with_each_variant_after_its_base():
                                                  "FiGAR-C-PPO (no limit on t)", "PPO", "other"]
 
 
-def test_plot_summary_gives_a_row_per_task_at_its_smallest_and_largest_dt(tmp_path, capsys):
+def test_plot_summary_gives_a_row_per_task_and_dt_main_methods_unless_asked(tmp_path, capsys):
     for seed in (1, 2):
         fake_run(tmp_path, f"hop_sar{seed}", 2000.0 + seed, seed=seed, dt=0.008, env_id="Hopper-v5")
-        for dt, final in ((0.002, 900.0), (0.01, 1.0), (0.04, 1000.0)):  # the middle δ is left out
+        for dt, final in ((0.002, 900.0), (0.04, 1000.0)):
             fake_run(tmp_path, f"ip_sar{dt}_{seed}", final, dt=dt, seed=seed)
+        fake_run(tmp_path, f"ip_variant{seed}", 5.0, seed=seed, method="SAR-PPO (l2)")
     fake_run(tmp_path, "ip_ppo", 500.0, method="PPO", dt=0.002, rows=20)  # a longer budget
     assert plot.main([str(tmp_path), "--summary"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[2] == "| task | δ (s) | decisions | SAR-PPO, largest δ | SAR-PPO, smallest δ | PPO, largest δ | PPO, smallest δ |"
-    assert lines[4:] == [  # the paper's order of tasks; – where no run finished
-        "| InvertedPendulum-v5 | 0.04, 0.002 | 1,000–2,000 | 1000.0 ± 0.0 (2) | 900.0 ± 0.0 (2) | – | 500.0 (1) |",
-        "| Hopper-v5 | 0.008 | 1,000 | 2001.5 ± 6.4 (2) | – | – | – |"]  # one δ: shown once
+    assert lines[0].startswith("deterministic:") and lines[2] == "| task | δ (s) | decisions | SAR-PPO | PPO |"
+    assert lines[4:] == [  # the paper's order of tasks, largest δ first; – where no run finished
+        "| InvertedPendulum-v5 | 0.04 | 1,000 | 1000.0 ± 0.0 (2) | – |",
+        "| InvertedPendulum-v5 | 0.002 | 1,000–2,000 | 900.0 ± 0.0 (2) | 500.0 (1) |",
+        "| Hopper-v5 | 0.008 | 1,000 | 2001.5 ± 6.4 (2) | – |"]  # one δ: its own row, not "largest δ"
+    assert plot.main([str(tmp_path), "--summary", "--variants"]) == 0
+    assert capsys.readouterr().out.splitlines()[2] == "| task | δ (s) | decisions | SAR-PPO | SAR-PPO (l2) | PPO |"
 
 
 def test_readme_final_returns_come_from_the_committed_runs():
@@ -1663,3 +1828,18 @@ def test_figure_script_draws_nothing_from_an_incomplete_set_of_runs(tmp_path, fi
     result = subprocess.run(["bash", os.path.join(BENCHMARK, figure_script), "2"], capture_output=True, text=True,
                             env=env, timeout=120)
     assert result.returncode != 0 and "not finished" in result.stderr and not (tmp_path / "drawn").exists()
+
+
+def test_random_returns_measures_a_uniform_policy_and_never_overwrites_the_committed_csv(tmp_path, capsys):
+    import random_returns
+    committed = os.path.join(HERE, "results", "random_returns.csv")
+    before = open(committed).read()
+    with pytest.raises(SystemExit) as exit_info:  # other parameters, the committed file: refused
+        random_returns.main(["--episodes", "2"])
+    assert exit_info.value.code == 2 and "--out" in capsys.readouterr().err and open(committed).read() == before
+    out = tmp_path / "random.csv"
+    random_returns.main(["--envs", "InvertedPendulum-v5", "--episodes", "3", "--out", str(out)])
+    import csv
+    [row] = list(csv.DictReader(open(out)))
+    assert row["env_id"] == "InvertedPendulum-v5" and row["dt"] == "0.04" and row["episodes"] == "3"
+    assert 1 <= float(row["return_min"]) <= float(row["return_mean"]) <= float(row["return_max"]) < 100  # it falls

@@ -35,6 +35,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 import envs  # noqa: E402
 import figar_ppo  # noqa: E402
+import plot  # noqa: E402
 import sar_ppo  # noqa: E402
 from pg_variance import check_seed, fail, output_paths, plt, save_figure, total_variance, write_rows  # noqa: E402
 
@@ -108,7 +109,7 @@ def estimate(G):
 def plot_figure(rows, path):
     fig, (ax_v, ax_n) = plt.subplots(1, 2, figsize=(10, 4))
     inv = np.array(sorted({1 / float(r["x"]) for r in rows}))
-    for method, color in (("FiGAR-C", "tab:orange"), ("SAR", "tab:green")):
+    for method, color in (("FiGAR-C", plot.method_color("FiGAR-C-PPO")), ("SAR", plot.method_color("SAR-PPO"))):
         mine = sorted((r for r in rows if r["method"] == method), key=lambda r: -float(r["x"]))
         x = np.array([1 / float(r["x"]) for r in mine])
         ax_v.errorbar(x, [float(r["total_variance"]) for r in mine], yerr=[float(r["ci95"]) for r in mine],
@@ -117,8 +118,8 @@ def plot_figure(rows, path):
         for ax in (ax_v, ax_n):
             ax.plot(inv, [expected_decisions(method, 1 / i) for i in inv], ":", color=color, label=f"{method}, E[N] of this discretisation")
     for ax in (ax_v, ax_n):
-        ax.plot(inv, np.full(len(inv), 2.0), "-", color="tab:green", alpha=0.5, label="SAR, Prop. 2: 2")
-        ax.plot(inv, inv, "-", color="tab:orange", alpha=0.5, label="FiGAR-C, Prop. 2: ≥ 1/x")
+        ax.plot(inv, np.full(len(inv), 2.0), "-", color=plot.method_color("SAR-PPO"), alpha=0.5, label="SAR, Prop. 2: 2")
+        ax.plot(inv, inv, "-", color=plot.method_color("FiGAR-C-PPO"), alpha=0.5, label="FiGAR-C, Prop. 2: ≥ 1/x")
         ax.set_xscale("log"), ax.set_yscale("log"), ax.set_xlabel("1/x  (δ = x/5)"), ax.grid(alpha=0.3)
     ax_v.set_ylabel("tr V̂[G] w.r.t. μ"), ax_n.set_ylabel("decisions per episode")
     ax_v.legend(fontsize=7)

@@ -23,6 +23,8 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(HERE))
+import plot  # noqa: E402
 from pg_variance import check_seed, fail, output_paths, plt, save_figure, write_rows  # noqa: E402
 
 COLUMNS = ["hold_s", "dt", "N", "decisions", "p_exact", "log10_p_exact", "p_normal", "p_monte_carlo", "walks"]
@@ -81,7 +83,9 @@ def p_monte_carlo(steps, walks, rng, chunk=1_000_000):
 
 def plot_figure(rows, path):
     fig, (ax, ax_log) = plt.subplots(1, 2, figsize=(11, 4))
-    for hold, color in zip(sorted({float(r["hold_s"]) for r in rows}), ("tab:red", "tab:blue", "tab:green")):
+    # plot.py's colours: a fresh action every δ as PPO, an action held a fixed time as FiGAR-C (shades)
+    colors = (plot.method_color("PPO"), plot.method_color("FiGAR-C-PPO"), plot.method_color("FiGAR-C-PPO", 0.5))
+    for hold, color in zip(sorted({float(r["hold_s"]) for r in rows}), colors):
         mine = sorted((r for r in rows if float(r["hold_s"]) == hold), key=lambda r: -float(r["dt"]))
         dts = [float(r["dt"]) for r in mine]
         name, z = ("a fresh action every δ", 3) if hold == 0 else (f"each action held {hold:g} s", 2)

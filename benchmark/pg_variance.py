@@ -40,8 +40,8 @@ rows already in the CSV are skipped, and a torn last line (a kill mid-write) is 
 A CSV holds one set of --trajectories, --burn-in and --max-time (its columns), so that rows measured
 otherwise are never averaged with new ones: other values need another --out. The committed
 results/theory/pg_variance.csv is the default table: any other parameters need another --out too.
-The figure (per task: bars over δ, one colour per method, log y, 95% Student t interval over policy
-seeds, its lower end cut at 1% of the mean) is redrawn at the end.
+The figure (per task: bars over δ, one colour per method, log y, whiskers the policy seeds' min–max)
+is redrawn at the end.
 """
 import argparse
 import csv
@@ -317,7 +317,7 @@ def save_figure(fig, title, path, bottom=0.0):
     """`bottom`: the fraction of the figure's height kept free under the panels (for a legend)."""
     fig.suptitle(title, fontsize=10)
     fig.tight_layout(rect=(0, bottom, 1, 1))
-    fig.savefig(path, dpi=130)
+    fig.savefig(path, dpi=130, metadata={"Software": None})  # no version stamp: a redraw gives the same bytes
     plt.close(fig)
 
 
@@ -364,7 +364,9 @@ def plot_figure(rows, path):
     columns = min(4, len(env_ids))
     fig, axes = plt.subplots(math.ceil(len(env_ids) / columns), columns, figsize=(4 * columns, 3.2 * math.ceil(len(env_ids) / columns)),
                              squeeze=False)
-    colors = dict(zip(METHODS, ("tab:red", "tab:blue", "tab:orange", "tab:green")))
+    # plot.py's colour per method; each VPG a lighter shade of its PPO
+    colors = {"VPG": plot.method_color("PPO", 0.5), "SAR-VPG": plot.method_color("SAR-PPO", 0.5),
+              "PPO": plot.method_color("PPO"), "SAR-PPO": plot.method_color("SAR-PPO")}
     for ax, env_id in zip(axes.flat, env_ids):
         mine = [r for r in rows if r["env_id"] == env_id]
         dts = sorted({float(r["dt"]) for r in mine}, reverse=True)
@@ -374,9 +376,8 @@ def plot_figure(rows, path):
                 values = [float(r["total_variance"]) for r in mine if r["method"] == method and float(r["dt"]) == dt]
                 if not values:
                     continue
-                mean, ci = plot.mean_ci(values)
-                lower = min(ci, 0.99 * mean)  # a log axis: the interval is cut at 1% of the mean
-                ax.bar(j + (i - 1.5) * width, mean, width, yerr=[[lower], [ci]], capsize=2, color=colors[method],
+                mean, low, high = plot.mean_range(values)  # whiskers: the policy seeds' min–max
+                ax.bar(j + (i - 1.5) * width, mean, width, yerr=[[mean - low], [high - mean]], capsize=2, color=colors[method],
                        label=method if j == 0 else None)
         ax.set_xticks(range(len(dts)), [f"{dt:g}" for dt in dts], fontsize=7)
         ax.set_yscale("log")
@@ -387,7 +388,7 @@ def plot_figure(rows, path):
     for ax in list(axes.flat)[len(env_ids):]:
         ax.axis("off")
     fig.legend(*axes.flat[0].get_legend_handles_labels(), loc="lower center", ncol=len(METHODS), fontsize=8)
-    save_figure(fig, "Total variance of the policy gradient at initialisation (App. F.1), 95% CI over policy seeds", path,
+    save_figure(fig, "Total variance of the policy gradient at initialisation (App. F.1): mean, whiskers the policy seeds' min–max", path,
                 bottom=0.4 / fig.get_figheight())  # 0.4 inch for the legend
 
 
