@@ -1225,3 +1225,66 @@ def test_stochastic_settings_and_hold_penalty_stay_with_the_paper_tasks():
             call()
     env = envs.HoldPenalty(envs.make_env("MountainCarContinuous-v0"), t_thres=3.0, penalty=-1.0)
     assert env.held_steps == 3  # given explicitly, at the env's own step of 1
+
+
+@pytest.fixture(scope="module")
+def sb3_sar():
+    """examples/sb3_sar.py, the Stable-Baselines3 recipe (stable-baselines3 from benchmark/requirements.txt)."""
+    sys.path.insert(0, os.path.join(HERE, "examples"))
+    import sb3_sar
+    return sb3_sar
+
+
+def test_sb3_recipe_advantages_equal_compute_gae_with_gamma_dt_to_the_w(sb3_sar):
+    from stable_baselines3 import PPO
+    sar = sb3_sar.make_sar_env("Pendulum-v1", None, None)
+    gamma, lam, n = 0.9, 0.95, 8
+    model = PPO("MlpPolicy", sar, gamma=gamma, gae_lambda=lam, n_steps=n, batch_size=n, seed=0,
+                rollout_buffer_class=sb3_sar.DurationRolloutBuffer)
+    callback, buffer = sb3_sar.DurationCallback(), model.rollout_buffer
+    callback.init_callback(model)
+    buffer.reset()
+    rng = np.random.default_rng(0)
+    rewards, values = rng.normal(size=n).astype(np.float32), rng.normal(size=n).astype(np.float32)
+    w = np.array([1, 3, 2, 4, 1, 2, 3, 1])
+    terminated, truncated = np.zeros(n), np.zeros(n)
+    terminated[2], truncated[5] = 1, 1  # one end of each kind
+    final_obs, last_value = np.array([0.5, -0.5, 1.0], np.float32), 0.7
+    infos, episode_start = [], True
+    for t in range(n):  # what SB3's collect_rollouts does around the callback, as DummyVecEnv reports it
+        info, step_rewards = {"w": int(w[t])}, rewards[t:t + 1].copy()
+        if terminated[t] or truncated[t]:
+            info.update({"terminal_observation": final_obs, "TimeLimit.truncated": bool(truncated[t])})
+        callback.update_locals({"infos": [info], "rewards": step_rewards})
+        callback.on_step()
+        infos.append(info)
+        buffer.add(np.zeros((1, 3), np.float32), np.zeros((1, 2), np.float32), step_rewards, np.array([episode_start]),
+                   torch.tensor([[values[t]]]), torch.zeros(1))
+        episode_start = bool(terminated[t] or truncated[t])
+    buffer.compute_returns_and_advantage(torch.tensor([[last_value]]), np.array([False]))
+    with torch.no_grad():
+        v_final = model.policy.predict_values(model.policy.obs_to_tensor(final_obs)[0]).item()
+    next_values = np.append(values[1:], last_value)
+    next_values[2], next_values[5] = 0.0, v_final  # a termination ends the return, a time limit does not
+    expected = sar_ppo.compute_gae(rewards.astype(np.float64), values, next_values, gamma ** w,
+                                   np.maximum(terminated, truncated), lam)
+    assert buffer.advantages[:, 0] == pytest.approx(expected, rel=1e-5, abs=1e-5)
+    assert buffer.returns[:, 0] == pytest.approx(expected + values, rel=1e-5, abs=1e-5)
+    assert "TimeLimit.truncated" not in infos[5]  # SB3's own γ·V(final obs) is not added on top
+    one_gamma = sar_ppo.compute_gae(rewards, values, next_values, np.full(n, gamma), np.maximum(terminated, truncated), lam)
+    assert not np.allclose(expected, one_gamma, atol=1e-3)  # the durations matter on these transitions
+
+
+def test_sb3_recipe_trains_saves_delta_statistics_and_evaluates_with_them_frozen(sb3_sar, tmp_path):
+    out = str(tmp_path / "run")
+    model, sar = sb3_sar.train("Pendulum-v1", None, 384, seed=1, out=out, n_steps=128, batch_size=64, n_epochs=2)
+    assert model.num_timesteps == 384 and isinstance(model.rollout_buffer, sb3_sar.DurationRolloutBuffer)
+    assert model.gamma == sar.gamma_dt == 0.9 and sar.max_repeats == 4  # max_t = 4 δ-steps of 0.05 s
+    assert model.rollout_buffer.durations.max() > 1  # decisions did repeat
+    with np.load(tmp_path / "run" / "delta_stats.npz") as saved:
+        assert saved["count"] == sar.obs_stats.count > 384 and np.array_equal(saved["var"], sar.obs_stats.var)
+    ret, mean_w = sb3_sar.evaluate(out, "Pendulum-v1", episodes=1)
+    assert -2000 < ret <= 0 and 1 <= mean_w <= 4  # one 10 s episode of costs; w within max_t
+    with pytest.raises(SystemExit) as exit_info:  # another δ for a task that is not MuJoCo: before any work
+        sb3_sar.main(["--dt", "0.01", "--out", str(tmp_path / "never")])
+    assert exit_info.value.code == 2 and not (tmp_path / "never").exists()
