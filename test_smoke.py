@@ -169,7 +169,7 @@ def test_alert_then_off_ignoring_the_alert_ends_with_minus_nu():
 
 
 @pytest.mark.parametrize("call,name", [
-    (lambda: envs.make_env("Pendulum-v1"), "env_id"),
+    (lambda: envs.make_env("NoSuchTask-v0"), "env_id"),
     (lambda: envs.make_env("Hopper-v5", 0.0), "dt"),
     (lambda: envs.make_env("Hopper-v5", -1e-3), "dt"),
     (lambda: envs.make_env("Hopper-v5", 0.01), "dt"),
@@ -1843,3 +1843,163 @@ def test_random_returns_measures_a_uniform_policy_and_never_overwrites_the_commi
     [row] = list(csv.DictReader(open(out)))
     assert row["env_id"] == "InvertedPendulum-v5" and row["dt"] == "0.04" and row["episodes"] == "3"
     assert 1 <= float(row["return_min"]) <= float(row["return_mean"]) <= float(row["return_max"]) < 100  # it falls
+# ---------------------------------------------------------------- any gymnasium task
+def test_a_paper_task_gives_the_same_observations_and_rewards_as_before():
+    # Recorded with the code that knew only the eight paper tasks: Hopper-v5 at δ_lowest and at δ0,
+    # seed 7, five fixed actions. Python's float repr round-trips, so equality is exact.
+    recorded = {
+        "lowest": ([1.2539497636016155, 0.002730199365888404, -0.0028085792366020785, -0.0019658057274463707,
+                    0.0037064378004439008, -0.0051819155185452385, -0.021111968124390455, -0.024296311591111917,
+                    -0.048199518280056454, 0.027994326293249418, -0.021061315850036195],
+                   [0.06215969424769315, 0.062159702857399385, 0.06215971012710107, 0.06215971873145076,
+                    0.06215972599580277], 0.9993720512515479, 16000),
+        None: ([1.246402382089822, -0.009427622105945672, -0.01695593928934326, -0.002264962264613336,
+                -0.0017552274454706478, -0.049788421900811494, -0.38236315328055576, -0.6109004476644994,
+                -0.710738759056736, -0.0072499135106432605, -0.27282223708204745],
+               [0.992795447645947, 0.9928095872037204, 0.9719306250020447, 0.9513057434156352, 0.9515744176035245],
+               0.99, 1000),
+    }
+    for level, (last_obs, rewards, gamma_dt, max_steps) in recorded.items():
+        env = envs.make_env("Hopper-v5", level, 0.99)
+        env.reset(seed=7)
+        seen = []
+        for k in range(5):
+            obs, reward, *_ = env.step(np.array([0.5, -0.3, 0.2]) * (1 if k % 2 else -1))
+            seen.append(float(reward))
+        assert [float(x) for x in obs] == last_obs and seen == rewards
+        assert (env.gamma_dt, env.max_steps, env.dt0) == (gamma_dt, max_steps, 0.008)
+    assert envs.is_paper_task("Hopper-v5") and envs.dt0_of("Hopper-v5") == 0.008
+
+
+def test_another_mujoco_task_runs_at_any_dt_as_the_paper_tasks_do():
+    assert not envs.is_paper_task("Pusher-v5") and envs.dt0_of("Pusher-v5") == pytest.approx(0.05)
+    own, fine = envs.make_env("Pusher-v5", None, 0.99), envs.make_env("Pusher-v5", 0.01, 0.99)
+    assert own.unwrapped.frame_skip == 5 and (own.max_steps, own.reward_scale, own.gamma_dt) == (100, 1.0, 0.99)
+    assert fine.unwrapped.frame_skip == 1 and fine.unwrapped.model.opt.timestep == 0.01
+    assert fine.dt0 == pytest.approx(0.05) and fine.max_steps == 500  # the same 5 s: limit × δ0/δ
+    assert fine.reward_scale == pytest.approx(0.2) and fine.gamma_dt == pytest.approx(0.99 ** 0.2)
+    action = np.full(7, 0.3)
+    own.reset(seed=0)
+    own_obs, r_own, *_ = own.step(action)
+    fine.reset(seed=0)  # five δ-steps of the same physics make one δ0-step...
+    steps = [fine.step(action) for _ in range(5)]
+    assert np.array_equal(steps[-1][0], own_obs)
+    assert steps[-1][1] == pytest.approx(0.2 * r_own, rel=1e-12)  # ...paid δ/δ0 of a δ0-step's reward
+    fine.reset(seed=0)
+    for step in range(1, 501):
+        _, _, terminated, truncated, info = fine.step(action)
+        assert not terminated and truncated == (step == 500)
+    assert info["episode"]["l"] == 500 and info["episode"]["t"] == pytest.approx(5.0)
+
+
+def test_a_task_that_is_not_mujoco_runs_at_its_own_step_only():
+    env = envs.make_env("Pendulum-v1", None, 0.9)
+    assert (env.dt, env.dt0, env.gamma_dt, env.reward_scale, env.max_steps) == (0.05, 0.05, 0.9, 1.0, 200)
+    assert envs.resolve_dt("Pendulum-v1", "0.05") == 0.05 and not envs.is_paper_task("Pendulum-v1")
+    env.reset(seed=0)
+    for step in range(1, 201):
+        _, reward, terminated, truncated, info = env.step(np.array([0.0], np.float32))
+        assert reward <= 0 and not terminated and truncated == (step == 200)  # a cost task, cut at its own limit
+    assert info["episode"]["t"] == pytest.approx(10.0)
+    assert envs.dt0_of("MountainCarContinuous-v0") == 1.0  # no `dt` of its own: one step is one unit
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check_env(envs.make_env("MountainCarContinuous-v0"), skip_render_check=True)  # rendering needs pygame
+    for env_id, dt in [("Pendulum-v1", 0.01), ("Pendulum-v1", "lowest"), ("MountainCarContinuous-v0", 0.5)]:
+        with pytest.raises(ValueError, match="^dt: .* runs at its own step only"):
+            envs.make_env(env_id, dt)
+
+
+class Picture(gym.Env):
+    observation_space = gym.spaces.Box(0.0, 1.0, (4, 4), np.float32)
+    action_space = gym.spaces.Box(-1.0, 1.0, (1,), np.float32)
+
+
+gym.register("test/Picture-v0", entry_point=Picture)
+
+
+@pytest.mark.parametrize("env_id,dt,message", [
+    ("Pusher-v5", "lowest", "^dt: levels of Table 1 exist for the eight paper tasks only; give δ in seconds"),
+    ("Pusher-v5", 0.1, "^dt: 0.1 is above Pusher-v5's own δ0"),
+    ("NoSuchTask-v0", None, "^env_id: unknown environment 'NoSuchTask-v0'"),
+    ("Pendulum-v9", None, "^env_id: unknown environment 'Pendulum-v9'"),
+    ("CartPole-v1", None, "^env_id: CartPole-v1 has .* Discrete"),  # discrete actions
+    ("test/Picture-v0", None, r"^env_id: test/Picture-v0 has a Box of shape \(4, 4\) observation"),
+])
+def test_level_names_of_other_tasks_bad_ids_and_spaces_are_refused(env_id, dt, message):
+    with pytest.raises(ValueError, match=message):
+        envs.make_env(env_id, dt)
+
+
+def test_stochastic_settings_and_hold_penalty_stay_with_the_paper_tasks():
+    for call, name in [(lambda: envs.Perturb(envs.make_env("Pusher-v5"), "action"), "std"),
+                       (lambda: envs.HoldPenalty(envs.make_env("Pusher-v5")), "t_thres"),
+                       (lambda: envs.Perturb(envs.make_env("Pusher-v5"), "ext-force", 0.1, 1.0), "kind"),
+                       (lambda: envs.Perturb(envs.make_env("Pendulum-v1"), "ext-force", 0.1, 1.0), "kind")]:
+        with pytest.raises(ValueError, match=rf"^{name}:"):
+            call()
+    env = envs.HoldPenalty(envs.make_env("MountainCarContinuous-v0"), t_thres=3.0, penalty=-1.0)
+    assert env.held_steps == 3  # given explicitly, at the env's own step of 1
+
+
+@pytest.fixture(scope="module")
+def sb3_sar():
+    """examples/sb3_sar.py, the Stable-Baselines3 recipe (stable-baselines3 from benchmark/requirements.txt)."""
+    sys.path.insert(0, os.path.join(HERE, "examples"))
+    import sb3_sar
+    return sb3_sar
+
+
+def test_sb3_recipe_advantages_equal_compute_gae_with_gamma_dt_to_the_w(sb3_sar):
+    from stable_baselines3 import PPO
+    sar = sb3_sar.make_sar_env("Pendulum-v1", None, None)
+    gamma, lam, n = 0.9, 0.95, 8
+    model = PPO("MlpPolicy", sar, gamma=gamma, gae_lambda=lam, n_steps=n, batch_size=n, seed=0,
+                rollout_buffer_class=sb3_sar.DurationRolloutBuffer)
+    callback, buffer = sb3_sar.DurationCallback(), model.rollout_buffer
+    callback.init_callback(model)
+    buffer.reset()
+    rng = np.random.default_rng(0)
+    rewards, values = rng.normal(size=n).astype(np.float32), rng.normal(size=n).astype(np.float32)
+    w = np.array([1, 3, 2, 4, 1, 2, 3, 1])
+    terminated, truncated = np.zeros(n), np.zeros(n)
+    terminated[2], truncated[5] = 1, 1  # one end of each kind
+    final_obs, last_value = np.array([0.5, -0.5, 1.0], np.float32), 0.7
+    infos, episode_start = [], True
+    for t in range(n):  # what SB3's collect_rollouts does around the callback, as DummyVecEnv reports it
+        info, step_rewards = {"w": int(w[t])}, rewards[t:t + 1].copy()
+        if terminated[t] or truncated[t]:
+            info.update({"terminal_observation": final_obs, "TimeLimit.truncated": bool(truncated[t])})
+        callback.update_locals({"infos": [info], "rewards": step_rewards})
+        callback.on_step()
+        infos.append(info)
+        buffer.add(np.zeros((1, 3), np.float32), np.zeros((1, 2), np.float32), step_rewards, np.array([episode_start]),
+                   torch.tensor([[values[t]]]), torch.zeros(1))
+        episode_start = bool(terminated[t] or truncated[t])
+    buffer.compute_returns_and_advantage(torch.tensor([[last_value]]), np.array([False]))
+    with torch.no_grad():
+        v_final = model.policy.predict_values(model.policy.obs_to_tensor(final_obs)[0]).item()
+    next_values = np.append(values[1:], last_value)
+    next_values[2], next_values[5] = 0.0, v_final  # a termination ends the return, a time limit does not
+    expected = sar_ppo.compute_gae(rewards.astype(np.float64), values, next_values, gamma ** w,
+                                   np.maximum(terminated, truncated), lam)
+    assert buffer.advantages[:, 0] == pytest.approx(expected, rel=1e-5, abs=1e-5)
+    assert buffer.returns[:, 0] == pytest.approx(expected + values, rel=1e-5, abs=1e-5)
+    assert "TimeLimit.truncated" not in infos[5]  # SB3's own γ·V(final obs) is not added on top
+    one_gamma = sar_ppo.compute_gae(rewards, values, next_values, np.full(n, gamma), np.maximum(terminated, truncated), lam)
+    assert not np.allclose(expected, one_gamma, atol=1e-3)  # the durations matter on these transitions
+
+
+def test_sb3_recipe_trains_saves_delta_statistics_and_evaluates_with_them_frozen(sb3_sar, tmp_path):
+    out = str(tmp_path / "run")
+    model, sar = sb3_sar.train("Pendulum-v1", None, 384, seed=1, out=out, n_steps=128, batch_size=64, n_epochs=2)
+    assert model.num_timesteps == 384 and isinstance(model.rollout_buffer, sb3_sar.DurationRolloutBuffer)
+    assert model.gamma == sar.gamma_dt == 0.9 and sar.max_repeats == 4  # max_t = 4 δ-steps of 0.05 s
+    assert model.rollout_buffer.durations.max() > 1  # decisions did repeat
+    with np.load(tmp_path / "run" / "delta_stats.npz") as saved:
+        assert saved["count"] == sar.obs_stats.count > 384 and np.array_equal(saved["var"], sar.obs_stats.var)
+    ret, mean_w = sb3_sar.evaluate(out, "Pendulum-v1", episodes=1)
+    assert -2000 < ret <= 0 and 1 <= mean_w <= 4  # one 10 s episode of costs; w within max_t
+    with pytest.raises(SystemExit) as exit_info:  # another δ for a task that is not MuJoCo: before any work
+        sb3_sar.main(["--dt", "0.01", "--out", str(tmp_path / "never")])
+    assert exit_info.value.code == 2 and not (tmp_path / "never").exists()
