@@ -1,4 +1,5 @@
 """The test suite: seconds-long checks of the behaviours SPEC.md pins down. Run: pytest -q"""
+import csv
 import json
 import os
 import warnings
@@ -313,8 +314,13 @@ def train(script, tmp_path, *flags, name="run", check=True):
     return result
 
 
+def read_csv(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
 def rows_of(tmp_path, name="run"):
-    return sar_ppo.read_rows(os.path.join(tmp_path, name, "progress.csv"))
+    return read_csv(os.path.join(tmp_path, name, "progress.csv"))
 
 
 def test_sar_run_writes_spec_logs_with_durations_between_dt_and_max_t(tmp_path):
@@ -374,7 +380,7 @@ def test_killed_run_resumes_without_lost_or_repeated_rows(tmp_path):
 
 
 BAD_FLAGS = [
-    (["--env-id", "Pendulum-v1"], "--env-id"), (["--dt", "0"], "--dt"), (["--dt", "-0.001"], "--dt"),
+    (["--env-id", "NoSuchTask-v0"], "--env-id"), (["--dt", "0"], "--dt"), (["--dt", "-0.001"], "--dt"),
     (["--dt", "0.1"], "--dt"), (["--dt", "tiny"], "--dt"), (["--max-d", "-0.5"], "--max-d"),
     (["--max-t", "-0.05"], "--max-t"), (["--noise", "wind"], "--noise"),
     (["--noise-prob", "1.5"], "--noise-prob"), (["--noise-prob", "-0.1"], "--noise-prob"),
@@ -442,7 +448,7 @@ def test_figar_run_writes_spec_logs_with_durations_between_dt_and_max_t(tmp_path
 
 
 FIGAR_BAD_FLAGS = [
-    (["--env-id", "Pendulum-v1"], "--env-id"), (["--dt", "0"], "--dt"), (["--dt", "0.1"], "--dt"),
+    (["--env-id", "NoSuchTask-v0"], "--env-id"), (["--dt", "0"], "--dt"), (["--dt", "0.1"], "--dt"),
     (["--dt", "tiny"], "--dt"), (["--max-t", "-0.05"], "--max-t"), (["--noise", "wind"], "--noise"),
     (["--noise-prob", "2"], "--noise-prob"), (["--max-d", "0.5"], "--max-d"),
     (["--lambda-dt", "0.5"], "--lambda-dt"), (["--no-repeat"], "--no-repeat"),
@@ -823,15 +829,12 @@ def snapshot(folder):
     return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
 
 
-def resume_point(tmp_path, total_steps, capsys, module=sar_ppo):
-    """(exit code or None, stderr, returned value) of `--resume` checks on tmp_path/run, in-process."""
-    args = module.parse_args(["--log-dir", str(tmp_path), "--run-name", "run", "--total-steps", str(total_steps),
-                              *TINY, "--resume"])
-    try:
-        value, code = module.resume_point(args, str(tmp_path / "run")), None
-    except SystemExit as e:
-        value, code = None, e.code
-    return code, capsys.readouterr().err, value
+def resume(tmp_path, total_steps, *flags, script="sar_ppo.py"):
+    return train(script, tmp_path, "--total-steps", str(total_steps), *TINY, "--resume", *flags, check=False)
+
+
+def decisions(tmp_path):
+    return [int(r["decision_steps"]) for r in rows_of(tmp_path)]
 
 
 COMMITTED = os.path.join(HERE, "results", "runs")
@@ -856,64 +859,93 @@ def test_resume_of_a_committed_run_in_a_fresh_clone_changes_nothing(tmp_path, sc
     assert snapshot(tmp_path / run) == before
 
 
-def test_resume_with_a_smaller_budget_is_finished_and_keeps_config(tiny_run, tmp_path, capsys):
+def test_resume_with_a_smaller_budget_is_finished_and_changes_nothing(tiny_run, tmp_path):
     run = copy_of(tiny_run, tmp_path)
     before = snapshot(run)
-    code, _, _ = resume_point(tmp_path, 256, capsys)
-    assert code == 0 and snapshot(run) == before
+    result = resume(tmp_path, 256)
+    assert result.returncode == 0 and "finished" in result.stdout and snapshot(run) == before
 
 
-def test_unfinished_run_without_checkpoint_is_refused(tiny_run, tmp_path, capsys):
-    copy_of(tiny_run, tmp_path, checkpoint=False)
-    code, err, _ = resume_point(tmp_path, 1024, capsys)
-    assert code == 2 and err.count("\n") == 1 and "no checkpoint.pt" in err
+def test_unfinished_run_without_checkpoint_is_refused(tiny_run, tmp_path):
+    run = copy_of(tiny_run, tmp_path, checkpoint=False)
+    before = snapshot(run)
+    result = resume(tmp_path, 1024)
+    assert result.returncode == 2 and result.stderr.count("\n") == 1 and "no checkpoint.pt" in result.stderr
+    assert snapshot(run) == before
 
 
 def torn(text):
     return text[:len(text) * 2 // 3]
 
 
-DAMAGE = [  # (file, how it is damaged)
-    ("config.json", torn), ("config.json", lambda _: "\x00\xff garbage"), ("config.json", lambda _: ""),
-    ("config.json", lambda _: "[1, 2]"),
-    ("progress.csv", lambda t: t[:-25]), ("progress.csv", lambda _: "garbage\n1,2\n"), ("progress.csv", lambda _: ""),
-    ("progress.csv", lambda t: t.replace("\n256,", "\n768,", 1)),  # out of order
-    ("progress.csv", lambda t: "".join(t.splitlines(True)[:2])),  # a row the checkpoint needs is missing
-    ("checkpoint.pt", torn), ("checkpoint.pt", lambda _: "garbage"), ("checkpoint.pt", lambda _: ""),
-]
-
-
-@pytest.mark.parametrize("name,damage", DAMAGE)
-def test_damaged_run_file_is_refused_with_one_line_naming_it(tiny_run, tmp_path, capsys, name, damage):
+@pytest.mark.parametrize("name,damage", [
+    ("config.json", torn), ("config.json", lambda _: "\x00\xff garbage"), ("progress.csv", lambda t: t[:-25]),
+    ("progress.csv", lambda _: "garbage\n1,2\n"), ("progress.csv", lambda t: t.replace("\n256,", "\n768,", 1)),
+    ("progress.csv", lambda t: "".join(t.splitlines(True)[:2]))])  # torn, foreign, out of order, a row missing
+def test_damaged_progress_or_config_beside_a_good_checkpoint_is_rebuilt_from_it(tiny_run, tmp_path, name, damage):
     run = copy_of(tiny_run, tmp_path)
-    path = run / name
-    if name == "checkpoint.pt":
-        path.write_bytes(damage(path.read_bytes().decode("latin-1")).encode("latin-1"))
-    else:
-        path.write_text(damage(path.read_text()))
+    (run / name).write_text(damage((run / name).read_text()))
+    assert resume(tmp_path, 1024).returncode == 0
+    assert decisions(tmp_path) == [256, 512, 768, 1024]
+    with open(run / "config.json") as f:
+        assert [c["decision_steps"] for c in json.load(f)["code"]] == [0, 512]
+
+
+@pytest.mark.parametrize("damage", [torn, lambda _: "garbage", lambda _: ""])
+def test_damaged_checkpoint_is_refused_with_one_line_naming_it(tiny_run, tmp_path, damage):
+    run = copy_of(tiny_run, tmp_path)
+    path = run / "checkpoint.pt"
+    path.write_bytes(damage(path.read_bytes().decode("latin-1")).encode("latin-1"))
     before = snapshot(run)
-    code, err, _ = resume_point(tmp_path, 1024, capsys)
-    assert code == 2 and err.count("\n") == 1 and name in err and snapshot(run) == before
+    result = resume(tmp_path, 1024)
+    assert result.returncode == 2 and result.stderr.count("\n") == 1 and "checkpoint.pt" in result.stderr
+    assert snapshot(run) == before
 
 
 def test_foreign_checkpoint_is_refused_with_one_line(tiny_run, tmp_path):
     run = copy_of(tiny_run, tmp_path)
     torch.save({"agent": {}}, run / "checkpoint.pt")
     before = snapshot(run)
-    result = train("sar_ppo.py", tmp_path, "--total-steps", "1024", *TINY, "--resume", check=False)
+    result = resume(tmp_path, 1024)
     assert result.returncode == 2 and result.stderr.count("\n") == 1 and "checkpoint.pt" in result.stderr
     assert snapshot(run) == before
 
 
-def test_torn_row_after_the_checkpoint_is_replaced_like_any_row_after_it(tiny_run, tmp_path, capsys):
-    # a kill mid-write can only tear the newest row, written before its checkpoint
+def test_checkpoint_of_another_seed_is_refused_naming_the_flag(tiny_run, tmp_path):
     run = copy_of(tiny_run, tmp_path)
-    torch.save({**torch.load(run / "checkpoint.pt", weights_only=True),
-                "counters": {"update": 1, "decision_steps": 256}}, run / "checkpoint.pt")
-    text = (run / "progress.csv").read_text()
-    (run / "progress.csv").write_text(text[:-25])
-    code, _, (state, rows, _) = resume_point(tmp_path, 1024, capsys)
-    assert code is None and [r["decision_steps"] for r in rows] == ["256"]
+    before = snapshot(run)
+    result = resume(tmp_path, 1024, "--seed", "2")  # as if copied from seed 2's run: the flags differ
+    assert result.returncode == 2 and result.stderr.count("\n") == 1 and "--seed" in result.stderr
+    assert "--method" not in result.stderr and snapshot(run) == before
+
+
+def test_a_second_process_on_the_same_run_is_refused_while_the_first_trains(tmp_path):
+    cmd = [sys.executable, os.path.join(HERE, "sar_ppo.py"), "--log-dir", str(tmp_path), "--run-name", "run",
+           "--total-steps", "100000", *TINY]
+    first = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.time() + 120
+        while time.time() < deadline and not (tmp_path / "run" / "checkpoint.pt").exists():
+            time.sleep(0.05)
+        second = resume(tmp_path, 100000)
+        assert second.returncode == 2 and second.stderr.count("\n") == 1 and "another process" in second.stderr
+    finally:
+        first.kill()
+        first.wait()
+    assert resume(tmp_path, len(decisions(tmp_path)) * 256 + 256).returncode == 0  # a killed process's lock is gone
+    assert decisions(tmp_path) == list(range(256, decisions(tmp_path)[-1] + 1, 256))
+
+
+def test_resume_with_save_model_on_a_finished_run_writes_the_model_or_says_why_not(tiny_run, tmp_path):
+    run = copy_of(tiny_run, tmp_path)
+    assert resume(tmp_path, 512, "--save-model").returncode == 0
+    model, checkpoint = (torch.load(run / f, weights_only=True) for f in ("model.pt", "checkpoint.pt"))
+    assert sorted(model) == ["agent", "obs_rms", "repetition_stats"]
+    assert all(torch.equal(model["agent"][k], checkpoint["agent"][k]) for k in model["agent"])
+    (run / "model.pt").unlink()
+    (run / "checkpoint.pt").unlink()  # as in a clone
+    result = resume(tmp_path, 512, "--save-model")
+    assert result.returncode == 2 and result.stderr.count("\n") == 1 and "--save-model" in result.stderr
 
 
 def test_config_and_checkpoint_are_replaced_whole_or_not_at_all(tmp_path):
@@ -927,7 +959,7 @@ def test_config_and_checkpoint_are_replaced_whole_or_not_at_all(tmp_path):
 
 def test_interrupted_run_says_one_line_and_resumes_to_every_row(tmp_path):
     cmd = [sys.executable, os.path.join(HERE, "sar_ppo.py"), "--log-dir", str(tmp_path), "--run-name", "run",
-           "--total-steps", "1536", *TINY]
+           "--total-steps", "1000000", *TINY]  # it cannot finish before the signal
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     progress = tmp_path / "run" / "progress.csv"
     deadline = time.time() + 120
@@ -935,9 +967,10 @@ def test_interrupted_run_says_one_line_and_resumes_to_every_row(tmp_path):
         time.sleep(0.02)
     proc.send_signal(signal.SIGINT)
     err = proc.communicate(timeout=60)[1]
-    assert err.count("\n") == 1 and "interrupted after update" in err and "--resume" in err
-    train("sar_ppo.py", tmp_path, "--total-steps", "1536", *TINY, "--resume")
-    assert [int(r["decision_steps"]) for r in rows_of(tmp_path)] == [256, 512, 768, 1024, 1280, 1536]
+    assert err.count("\n") == 1 and "interrupted" in err and "--resume" in err
+    total = 256 * (len(decisions(tmp_path)) + 2)
+    assert resume(tmp_path, total).returncode == 0
+    assert decisions(tmp_path) == list(range(256, total + 1, 256))
 
 
 def test_failed_write_stops_with_one_line_and_the_run_resumes(tmp_path):
@@ -948,16 +981,15 @@ def test_failed_write_stops_with_one_line_and_the_run_resumes(tmp_path):
     result = subprocess.run(cmd, capture_output=True, text=True, timeout=120, preexec_fn=limit)
     assert result.returncode == 1 and result.stderr.count("\n") == 1 and "File too large" in result.stderr
     train("sar_ppo.py", tmp_path, "--total-steps", "512", *TINY, "--resume")
-    assert [int(r["decision_steps"]) for r in rows_of(tmp_path)] == [256, 512]
+    assert decisions(tmp_path) == [256, 512]
 
 
 def test_diverging_loss_stops_before_a_nan_row_or_checkpoint(tmp_path):
-    result = train("sar_ppo.py", tmp_path, "--total-steps", "1024", *TINY, "--learning-rate", "1e8", check=False)
-    assert result.returncode == 1 and result.stderr.count("\n") == 1 and "--learning-rate" in result.stderr
-    rows = rows_of(tmp_path)
-    assert all(math.isfinite(float(r["policy_loss"])) for r in rows) and len(rows) < 4
-    saved = torch.load(tmp_path / "run" / "checkpoint.pt", weights_only=True)["counters"]["decision_steps"]
-    assert saved == 256 * len(rows)
+    run = {"dir": str(tmp_path), "counters": {"update": 3}, "rows": []}
+    with pytest.raises(SystemExit) as exit_info:
+        sar_ppo.log_row(run, {"policy_loss": math.nan, "value_loss": 0.5}, checkpoint=True)
+    assert "diverged in update 3" in str(exit_info.value.code) and "--learning-rate" in str(exit_info.value.code)
+    assert run["rows"] == [] and list(tmp_path.iterdir()) == []
 
 
 MORE_BAD_FLAGS = [  # (flags, text the one line must hold), for both scripts
@@ -971,18 +1003,27 @@ MORE_BAD_FLAGS = [  # (flags, text the one line must hold), for both scripts
     (["--noise", "ext-force", "--noise-std", "1e300"], "--noise-std"),
     (["--noise-prob", "0.1"], "--noise-prob"), (["--noise-std", "5"], "--noise-std"),
     (["--run-name", "a/b"], "--run-name"), (["--run-name", ".."], "--run-name"),
-    (["--log-dir", os.path.join(HERE, "README.md")], "--log-dir"),
-    (["--log-dir", os.path.join(HERE, "README.md", "runs")], "--log-dir"),
     (["--hold-penalty", "--env-id", "Ant-v5"], "Ant-v5"), (["--delta-dims", "2,9"], "--delta-dims"),
+    (["--clip-coef", "1e308"], "--clip-coef"), (["--update-epochs", "1000000000000"], "--update-epochs"),
+    (["--run-name", "x" * 300], "--run-name"), (["--adam-eps", "1e-320"], "--adam-eps"),
+    (["--vf-coef", "1e308"], "--vf-coef"),
 ]
 
 
-@pytest.mark.parametrize("flags,named", MORE_BAD_FLAGS + [(["--max-t", "-inf"], "--max-t: must")])
+@pytest.mark.parametrize("flags,named", MORE_BAD_FLAGS + [(["--max-t=-inf"], "--max-t"), (["--max-t", "-inf"], "--max-t")])
 @pytest.mark.parametrize("module", [sar_ppo, figar_ppo])
 def test_every_flag_is_checked_before_any_work(module, flags, named, tmp_path, capsys):
     log_dir = [] if "--log-dir" in flags else ["--log-dir", str(tmp_path / "logs")]
     assert_exits_2_naming(module.parse_args, [*log_dir, *flags], named, capsys)
     assert not (tmp_path / "logs").exists()
+
+
+@pytest.mark.parametrize("script", ["sar_ppo.py", "figar_ppo.py"])
+def test_a_log_dir_that_cannot_be_made_is_one_line_before_any_work(tmp_path, script):
+    for log_dir in (os.path.join(HERE, "README.md"), os.path.join(HERE, "README.md", "runs")):
+        result = train(script, tmp_path, "--log-dir", log_dir, "--total-steps", "256", *TINY, check=False)
+        assert result.returncode == 2 and result.stderr.count("\n") == 1 and "--log-dir" in result.stderr
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_max_t_inf_keeps_its_meaning_in_sar():
@@ -1063,7 +1104,7 @@ def test_pg_variance_skips_the_rows_it_has_and_appends_the_rest(tmp_path, one_th
     pg_variance.main(flags + ["--policies", "1"])
     first = out.read_text()
     pg_variance.main(flags + ["--policies", "2"])
-    rows = sar_ppo.read_rows(out)
+    rows = read_csv(out)
     assert out.read_text().startswith(first) and [(r["method"], r["policy_seed"]) for r in rows] == [
         ("VPG", "1"), ("PPO", "1"), ("VPG", "2"), ("PPO", "2")]
     assert list(rows[0]) == pg_variance.COLUMNS and (tmp_path / "pg.png").stat().st_size > 1000
@@ -1075,7 +1116,7 @@ def test_pg_variance_gives_the_same_rows_with_two_workers_as_with_one(tmp_path, 
     by_workers = {}
     for workers in ("1", "2"):
         pg_variance.main(flags + ["--workers", workers, "--out", str(tmp_path / f"{workers}.csv")])
-        rows = sar_ppo.read_rows(tmp_path / f"{workers}.csv")
+        rows = read_csv(tmp_path / f"{workers}.csv")
         by_workers[workers] = sorted(tuple(v for k, v in r.items() if k != "wall_time_s") for r in rows)
     assert len(by_workers["1"]) == 8 and by_workers["1"] == by_workers["2"]
 
@@ -1178,10 +1219,80 @@ def test_repetition_wraps_a_plain_gymnasium_env_by_its_own_dt(wrap):
     check(wrap(gym.make("test/Still-v0")))
 
 
+class InPlace(Scripted):
+    """Scripted, but the observation is one array updated in place, as simulators with preallocated buffers do."""
+
+    def reset(self, *, seed=None, options=None):
+        self.k, self.buffer = 0, np.zeros(2)
+        return self.buffer, {}
+
+    def step(self, action):
+        self.buffer[:] = self.observations[self.k]
+        self.k += 1
+        return self.buffer, self.rewards[self.k - 1], self.k == self.end, False, {}
+
+
+def test_sar_measures_the_distance_from_a_copy_of_an_observation_updated_in_place():
+    moving = [[0.1 * i, 0.0] for i in range(1, 11)]  # Δ grows by 0.05 a step: reaches d = 0.25 at the 5th
+    copies = sar_ppo.SafeActionRepetition(Scripted(moving), max_t=1.0)
+    in_place = sar_ppo.SafeActionRepetition(InPlace(moving), max_t=1.0)
+    for env in (copies, in_place):
+        env.reset()
+        env.obs_stats.mean, env.obs_stats.var = np.zeros(2), np.ones(2)
+    action = np.array([0.3, 0.0])  # u = 0.5: d = 0.25
+    assert copies.step(action)[4]["w"] == in_place.step(action)[4]["w"] < 10
+
+
+class Image(Scripted):
+    observation_space = gym.spaces.Box(0.0, 1.0, (2, 2), np.float64)  # not 1-D: to be flattened first
+
+
+@pytest.mark.parametrize("make,name", [
+    (lambda: sar_ppo.SafeActionRepetition(Scripted(STILL), max_d=0), "max_d"),
+    (lambda: sar_ppo.SafeActionRepetition(Scripted(STILL), max_d=math.nan), "max_d"),
+    (lambda: sar_ppo.SafeActionRepetition(Scripted(STILL), max_t=-1), "max_t"),
+    (lambda: sar_ppo.SafeActionRepetition(Scripted(STILL), max_t=math.nan), "max_t"),
+    (lambda: sar_ppo.SafeActionRepetition(Scripted(STILL), lambda_dt=1.5), "lambda_dt"),
+    (lambda: sar_ppo.SafeActionRepetition(Scripted(STILL), norm="L1"), "norm"),
+    (lambda: sar_ppo.SafeActionRepetition(Scripted(STILL), delta_dims=[0.5]), "delta_dims"),
+    (lambda: sar_ppo.SafeActionRepetition(Scripted(STILL), delta_dims=[2]), "delta_dims"),
+    (lambda: sar_ppo.SafeActionRepetition(Scripted(STILL), dt=-0.01), "dt"),
+    (lambda: sar_ppo.SafeActionRepetition(Scripted(STILL), gamma_dt=1.5), "gamma_dt"),
+    (lambda: figar_ppo.DurativeRepetition(Scripted(STILL), max_t=math.inf), "max_t"),
+    (lambda: figar_ppo.DurativeRepetition(Scripted(STILL), max_t=math.nan), "max_t"),
+    (lambda: figar_ppo.DurativeRepetition(Scripted(STILL), dt=0), "dt"),
+    (lambda: sar_ppo.SafeActionRepetition(Image(STILL)), "env"),
+    (lambda: figar_ppo.DurativeRepetition(Image(STILL)), "env")])
+def test_wrapper_refuses_an_argument_the_method_cannot_take_naming_it(make, name):
+    with pytest.raises(ValueError, match=f"^{name}:"):
+        make()
+
+
+def test_sar_warns_when_no_repetition_is_possible_and_refuses_step_before_reset():
+    with pytest.warns(UserWarning, match="no action can be repeated"):
+        env = sar_ppo.SafeActionRepetition(Scripted(STILL, dt=0.05), max_t=0.05)
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step(np.array([0.3, 1.0]))
+
+
+def test_the_wrapper_copied_with_the_readme_imports_runs_without_torch_or_envs(tmp_path):
+    import inspect
+    imports = readme_section("## Use SAR in your own project").split("```python\n")[1].split("\n\n")[0]
+    source = "\n\n\n".join(inspect.getsource(f) for f in (sar_ppo.SafeActionRepetition, sar_ppo.check_wrapped))
+    (tmp_path / "sar.py").write_text(imports + "\n\n\n" + source)
+    script = ("import sys; sys.modules['torch'] = sys.modules['envs'] = None\n"  # neither can be imported
+              "import gymnasium as gym, numpy as np, sar\n"
+              "env = sar.SafeActionRepetition(gym.make('Pendulum-v1'), max_t=0.2)\n"
+              "env.reset(seed=0); print(env.step(np.array([0.0, 1.0], np.float32))[4]['w'])")
+    result = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0 and 1 <= int(result.stdout) <= 4, result.stderr[-500:]
+
+
 def test_repetition_needs_a_dt_and_box_spaces():
-    for plain in ("MountainCarContinuous-v0", "CartPole-v1"):  # no dt; Discrete actions
-        with pytest.raises(ValueError, match="^env:"):
-            sar_ppo.SafeActionRepetition(gym.make(plain))
+    with pytest.raises(ValueError, match="^dt:.*pass dt="):  # MountainCarContinuous has no dt of its own
+        sar_ppo.SafeActionRepetition(gym.make("MountainCarContinuous-v0"))
+    with pytest.raises(ValueError, match="^env:"):  # Discrete actions
+        sar_ppo.SafeActionRepetition(gym.make("CartPole-v1"))
     env = sar_ppo.SafeActionRepetition(gym.make("MountainCarContinuous-v0"), dt=1.0, max_t=3.0)
     env = sar_ppo.SafeActionRepetition(gym.make("test/Still-v0"), dt=0.002, gamma_dt=0.5)  # arguments win
     assert (env.dt, env.gamma_dt, env.max_repeats) == (0.002, 0.5, 25)
