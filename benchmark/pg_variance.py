@@ -136,7 +136,8 @@ def output_paths(parser, args, committed_csv, measured):
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.error = fail
-    p.add_argument("--envs", nargs="+", default=list(envs.DT_TABLE), help="tasks (default: all 8 of Table 1)")
+    p.add_argument("--envs", nargs="+", default=list(envs.DT_TABLE), choices=list(envs.DT_TABLE), metavar="ENV",
+                   help="tasks of Table 1 (default: all 8)")
     p.add_argument("--dts", nargs="+", default=list(envs.DT_LEVELS),
                    help="δ levels lowest|low|middle|original or seconds (default: the 4 of Table 1)")
     p.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS), help="default: all four")
