@@ -67,9 +67,8 @@ class DurativeRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
 def check_wrapped(env, dt, gamma_dt, max_t):
     """(δ, γ_δ, observation size) for a repetition around `env`, checked: `dt` (seconds per step of `env`) and
     `gamma_dt` (discount per step) if given, else the env's own (envs.DtEnv has both), else γ_δ = 0.99."""
-    dt = env.get_wrapper_attr("dt") if dt is None and env.has_wrapper_attr("dt") else dt
-    gamma_dt = (env.get_wrapper_attr("gamma_dt") if env.has_wrapper_attr("gamma_dt") else 0.99) if gamma_dt is None \
-        else gamma_dt
+    own = lambda name, default: env.get_wrapper_attr(name) if env.has_wrapper_attr(name) else default  # noqa: E731
+    dt, gamma_dt = own("dt", None) if dt is None else dt, own("gamma_dt", 0.99) if gamma_dt is None else gamma_dt
     space, box = env.observation_space, gym.spaces.Box
     if not (isinstance(space, box) and len(space.shape) == 1 and isinstance(env.action_space, box)):
         raise ValueError(f"env: needs a 1-D Box observation space (flatten it first) and Box actions, got {space}")
@@ -132,8 +131,7 @@ def compute_gae(rewards, values, next_values, discounts, dones, gae_lambda):
     """GAE where a transition's next state is w δ-steps away: its discount is γ_δ^w (eq. 6). `next_values` is V(s')
     (0 after a termination, V(final obs) after a time-limit truncation); `dones` cuts the λ-chain at either."""
     deltas = rewards + discounts * next_values - values
-    advantages = np.zeros_like(rewards)
-    last = 0.0
+    advantages, last = np.zeros_like(rewards), 0.0
     for t in reversed(range(len(rewards))):
         last = deltas[t] + discounts[t] * gae_lambda * (1.0 - dones[t]) * last
         advantages[t] = last
@@ -225,8 +223,7 @@ def parse_args(argv=None):
             ]:
         if not ok:
             fail(f"{flag}: {rule}")
-    args.norm_obs = task != "Ant" if args.norm_obs is None else args.norm_obs  # the paper's choice (App. I.3)
-    args.norm_reward = task != "Ant" if args.norm_reward is None else args.norm_reward
+    args.norm_obs, args.norm_reward = (task != "Ant" if on is None else on for on in (args.norm_obs, args.norm_reward))
 
     # The method's name: its base, then each method flag off its default (the paper's variants, App. H)
     variants = []  # (name, run-name part)
@@ -315,9 +312,8 @@ def main(argv=None):
             action = action[0].numpy()
             actions_buf[step] = action  # the log-probability is of the unclipped sample
             raw_obs, R, terminated, truncated, info = env.step(np.clip(action, action_low, action_high))
-            w = info["w"]
-            discounts_buf[step] = gamma_dt ** w
-            durations_buf[step] = w
+            w = info["w"]  # δ-steps this decision lasted
+            discounts_buf[step], durations_buf[step] = gamma_dt ** w, w
             if args.norm_reward:  # R / std of the discounted return, clipped to ±10
                 discounted_return = discounted_return * gamma_dt ** w + R
                 ret_rms.update_from_moments(discounted_return, 0.0, 1)
@@ -435,8 +431,7 @@ RESUMABLE_CHANGES = {"total_steps", "eval_every", "eval_episodes", "log_dir", "r
 
 
 def open_run(args, learner, rng, config):
-    """Lock the run folder, then continue the run from its checkpoint or start it. A finished run exits 0, one that
-    cannot continue exits 2 with one line, both before any file is written. Returns the run."""
+    """Lock the run folder; continue the run from its checkpoint or start it (a finished run exits 0, a bad one 2)."""
     run_dir = os.path.join(args.log_dir, args.run_name)
     progress, checkpoint = os.path.join(run_dir, "progress.csv"), os.path.join(run_dir, "checkpoint.pt")
     if os.path.isfile(run_dir) or os.path.exists(progress) and not args.resume:
@@ -489,8 +484,7 @@ def open_run(args, learner, rng, config):
     return run
 
 
-def log_row(run, row, checkpoint):
-    """Append the row to progress.csv, on disk before the checkpoint that holds it too."""
+def log_row(run, row, checkpoint):  # the row reaches the disk before the checkpoint that holds it too
     if not math.isfinite(row["policy_loss"] + row["value_loss"]):  # before it reaches a row or a checkpoint
         sys.exit(f"{os.path.basename(sys.argv[0])}: the loss diverged in update {run['counters']['update']} (not "
                  f"logged); train anew under another --run-name with smaller steps (--learning-rate, --vf-coef)")
