@@ -135,7 +135,8 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.error = fail
     p.add_argument("run", help="a SAR-PPO run folder trained with --delta-dims, with its checkpoint.pt")
-    p.add_argument("--dims", type=sar_ppo.dims, default=None, help="the two dims to draw (default: the run's --delta-dims)")
+    p.add_argument("--dims", type=lambda text: [int(i) for i in text.split(",")], default=None,
+                   help="the two dims to draw, e.g. 2,3 (default: the run's --delta-dims)")
     p.add_argument("--draw", type=int, default=40, help="decisions drawn in the picture (default 40)")
     p.add_argument("--decisions", type=int, default=20_000, help="decisions of the long rollout (default 20,000)")
     p.add_argument("--seed", type=int, default=1, help="seed of the rollouts' episodes (default 1)")

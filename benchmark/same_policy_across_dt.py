@@ -63,7 +63,8 @@ def measure(env_id, dt, agent, state, args):
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.error = sar_ppo.fail
-    p.add_argument("--env-id", default="Hopper-v5", help="task of Table 1 (default Hopper-v5; with --model: the run's)")
+    p.add_argument("--env-id", default="Hopper-v5", choices=list(envs.DT_TABLE), metavar="ENV_ID",
+                   help="task of Table 1 (default Hopper-v5; with --model: the run's)")
     p.add_argument("--dts", nargs="+", default=["lowest", "original"], help="δ levels or seconds (default lowest original)")
     p.add_argument("--model", default=None,
                    help="a run's model.pt, or its checkpoint.pt while it runs (default: an untrained policy)")
