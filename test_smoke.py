@@ -1,4 +1,4 @@
-"""The test suite: seconds-long checks of the behaviours SPEC.md pins down. Run: pytest -q"""
+"""The test suite: seconds-long checks, each named for the behaviour it protects. Run: python -m pytest -q"""
 import csv
 import json
 import os
