@@ -761,12 +761,12 @@ def test_plot_summary_gives_a_row_per_task_and_dt_main_methods_unless_asked(tmp_
 
 
 def test_readme_final_returns_come_from_the_committed_runs():
-    # a clean clone must hold the runs behind every README results table (issue #6)
+    # a clean clone must hold the runs behind every results table of the report, results/README.md
     here = os.path.dirname(os.path.abspath(__file__))
     groups = plot.load_groups([os.path.join(here, "results", "runs")])
     pendulums_and_hopper = [k for k in groups if k[0] in ("InvertedPendulum-v5", "InvertedDoublePendulum-v5", "Hopper-v5")]
     assert len(pendulums_and_hopper) >= 30  # 9 + 9 + 6 δ-cells + 6 noisy
-    with open(os.path.join(here, "README.md")) as f:
+    with open(os.path.join(here, "results", "README.md")) as f:
         readme = f.read()
     for runs in groups.values():  # every group of two seeds or more; single seeds are partial results
         mean, ci = plot.mean_ci([plot.final_return(c) for _, c, _ in runs])
@@ -1312,10 +1312,15 @@ def readme_section(title):
 
 
 def test_readme_snippet_to_use_sar_in_your_own_project_runs_as_written():
-    section = readme_section("## Use SAR in your own project")
-    snippet = section.split("```python\n")[1].split("```")[0]
-    scope = {}
-    exec(compile(snippet, "README.md", "exec"), scope)  # noqa: S102 - the README's own code
+    # the section's first block is the user's file: the imports, then (where its comment says) the class and
+    # check_wrapped copied from sar_ppo.py, then the example
+    import inspect
+    block = readme_section("## Use SAR in your own project").split("```python\n")[1].split("```")[0]
+    imports, example = block.split("\n\n", 1)
+    assert "SafeActionRepetition" in example and "import" not in example
+    source = "\n\n\n".join(inspect.getsource(f) for f in (sar_ppo.SafeActionRepetition, sar_ppo.check_wrapped))
+    scope = {"__name__": "readme"}
+    exec(compile(imports + "\n\n\n" + source + "\n\n\n" + example, "README.md", "exec"), scope)  # noqa: S102
     assert 1 <= scope["info"]["w"] <= 4  # Pendulum-v1: δ = 0.05 s, max_t = 0.2 s
 
 
