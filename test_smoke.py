@@ -1324,6 +1324,29 @@ def test_readme_snippet_to_use_sar_in_your_own_project_runs_as_written():
     assert 1 <= scope["info"]["w"] <= 4  # Pendulum-v1: δ = 0.05 s, max_t = 0.2 s
 
 
+def test_every_file_and_heading_the_readmes_link_exists():
+    # README.md, the report and benchmark/README.md: each relative link or image names a file of the clone, and
+    # each #anchor a heading of its file (GitHub's slugs: lower case, punctuation dropped, spaces as hyphens)
+    import re
+    from pathlib import Path
+
+    def slugs(path):
+        text = re.sub(r"```.*?```", "", Path(path).read_text(), flags=re.S)
+        return {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-") for h in re.findall(r"^#+ (.*)$", text, re.M)}
+    broken, checked = [], 0
+    for doc in ("README.md", "results/README.md", "benchmark/README.md"):
+        doc = os.path.join(HERE, doc)
+        text = re.sub(r"```.*?```", "", Path(doc).read_text(), flags=re.S)
+        for target in re.findall(r"\]\(([^)\s]+)\)", text):
+            if not re.match(r"https?://", target):
+                path, _, anchor = target.partition("#")
+                full = os.path.normpath(os.path.join(os.path.dirname(doc), path)) if path else doc
+                checked += 1
+                if not os.path.exists(full) or anchor and anchor not in slugs(full):
+                    broken.append(f"{os.path.relpath(doc, HERE)}: {target}")
+    assert checked >= 50 and broken == []
+
+
 def test_config_records_the_commit_of_the_code_at_every_start_and_resume(tmp_path):
     train("sar_ppo.py", tmp_path, "--total-steps", "256", *TINY)
     train("sar_ppo.py", tmp_path, "--total-steps", "512", *TINY, "--resume")
