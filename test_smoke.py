@@ -761,12 +761,12 @@ def test_plot_summary_gives_a_row_per_task_and_dt_main_methods_unless_asked(tmp_
 
 
 def test_readme_final_returns_come_from_the_committed_runs():
-    # a clean clone must hold the runs behind every README results table (issue #6)
+    # a clean clone must hold the runs behind every results table of the report, results/README.md
     here = os.path.dirname(os.path.abspath(__file__))
     groups = plot.load_groups([os.path.join(here, "results", "runs")])
     pendulums_and_hopper = [k for k in groups if k[0] in ("InvertedPendulum-v5", "InvertedDoublePendulum-v5", "Hopper-v5")]
     assert len(pendulums_and_hopper) >= 30  # 9 + 9 + 6 δ-cells + 6 noisy
-    with open(os.path.join(here, "README.md")) as f:
+    with open(os.path.join(here, "results", "README.md")) as f:
         readme = f.read()
     for runs in groups.values():  # every group of two seeds or more; single seeds are partial results
         mean, ci = plot.mean_ci([plot.final_return(c) for _, c, _ in runs])
@@ -1312,11 +1312,39 @@ def readme_section(title):
 
 
 def test_readme_snippet_to_use_sar_in_your_own_project_runs_as_written():
-    section = readme_section("## Use SAR in your own project")
-    snippet = section.split("```python\n")[1].split("```")[0]
-    scope = {}
-    exec(compile(snippet, "README.md", "exec"), scope)  # noqa: S102 - the README's own code
+    # the section's first block is the user's file: the imports, then (where its comment says) the class and
+    # check_wrapped copied from sar_ppo.py, then the example
+    import inspect
+    block = readme_section("## Use SAR in your own project").split("```python\n")[1].split("```")[0]
+    imports, example = block.split("\n\n", 1)
+    assert "SafeActionRepetition" in example and "import" not in example
+    source = "\n\n\n".join(inspect.getsource(f) for f in (sar_ppo.SafeActionRepetition, sar_ppo.check_wrapped))
+    scope = {"__name__": "readme"}
+    exec(compile(imports + "\n\n\n" + source + "\n\n\n" + example, "README.md", "exec"), scope)  # noqa: S102
     assert 1 <= scope["info"]["w"] <= 4  # Pendulum-v1: δ = 0.05 s, max_t = 0.2 s
+
+
+def test_every_file_and_heading_the_readmes_link_exists():
+    # README.md, the report and benchmark/README.md: each relative link or image names a file of the clone, and
+    # each #anchor a heading of its file (GitHub's slugs: lower case, punctuation dropped, spaces as hyphens)
+    import re
+    from pathlib import Path
+
+    def slugs(path):
+        text = re.sub(r"```.*?```", "", Path(path).read_text(), flags=re.S)
+        return {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-") for h in re.findall(r"^#+ (.*)$", text, re.M)}
+    broken, checked = [], 0
+    for doc in ("README.md", "results/README.md", "benchmark/README.md"):
+        doc = os.path.join(HERE, doc)
+        text = re.sub(r"```.*?```", "", Path(doc).read_text(), flags=re.S)
+        for target in re.findall(r"\]\(([^)\s]+)\)", text):
+            if not re.match(r"https?://", target):
+                path, _, anchor = target.partition("#")
+                full = os.path.normpath(os.path.join(os.path.dirname(doc), path)) if path else doc
+                checked += 1
+                if not os.path.exists(full) or anchor and anchor not in slugs(full):
+                    broken.append(f"{os.path.relpath(doc, HERE)}: {target}")
+    assert checked >= 50 and broken == []
 
 
 def test_config_records_the_commit_of_the_code_at_every_start_and_resume(tmp_path):
