@@ -1,11 +1,15 @@
-"""Environments shared by sar_ppo.py and figar_ppo.py (SPEC "Time discretization", "Stochastic
-settings", "AlertThenOff"): δ-rescaled MuJoCo v5 tasks, the paper's stochastic and partially
-observable variants, and the toy AlertThenOff of Sec. 4.3. Nothing here knows about learning."""
+"""Environments shared by sar_ppo.py and figar_ppo.py: δ-rescaled tasks (the eight MuJoCo v5 tasks of
+Table 1, any other MuJoCo task at any δ, any other gymnasium task with one-dimensional Box spaces at
+its own step), the paper's stochastic and partially observable variants, and the toy AlertThenOff of
+Sec. 4.3. Nothing here knows about learning."""
 import dataclasses
+import functools
 import math
+from typing import NamedTuple, Optional
 
 import gymnasium as gym
 import numpy as np
+from gymnasium.envs.mujoco import MujocoEnv
 
 # Table 1 (App. I.2): (δ_lowest, δ_low, δ_middle, δ_original = δ0), in seconds.
 DT_LEVELS = ("lowest", "low", "middle", "original")
@@ -34,19 +38,78 @@ HOLD_PENALTY = {"InvertedPendulum": (0.04, -1.0), "InvertedDoublePendulum": (0.0
                 "Hopper": (0.025, -20.0), "Walker2d": (0.025, -20.0)}
 
 
+class Task(NamedTuple):
+    """What envs.py knows of a registered task: δ0 in seconds, whether it is MuJoCo (so δ can change),
+    and its episode limit at δ0 (None: none)."""
+    dt0: float
+    mujoco: bool
+    max_episode_steps: Optional[int]
+
+
+@functools.lru_cache(maxsize=None)
+def task(env_id):
+    """The Task of `env_id`: a paper task from Table 1, any other registered gymnasium env with a
+    one-dimensional Box observation and action, created once to read them. δ0 is a MuJoCo env's own
+    `dt` (timestep × frame_skip); for another env its `dt` attribute if it has one (Pendulum-v1: 0.05),
+    else 1.0: one step is then one unit of time, and Δ's max_t is counted in those steps."""
+    if env_id in DT_TABLE:
+        return Task(DT_TABLE[env_id][-1], True, gym.spec(env_id).max_episode_steps)
+    try:
+        spec = gym.spec(env_id)
+    except (gym.error.Error, TypeError, AttributeError) as e:
+        raise ValueError(f"env_id: unknown environment {env_id!r} ({e})") from None
+    try:
+        env = gym.make(_bare(spec))
+    except Exception as e:  # noqa: BLE001 - a missing dependency (Box2D) or a broken entry point: one line
+        raise ValueError(f"env_id: cannot create {env_id!r} ({type(e).__name__}: {e})") from None
+    try:
+        spaces = env.observation_space, env.action_space
+        if not all(isinstance(s, gym.spaces.Box) and len(s.shape) == 1 for s in spaces):
+            shown = [f"Box of shape {s.shape}" if isinstance(s, gym.spaces.Box) else str(s) for s in spaces]
+            raise ValueError(f"env_id: {env_id} has a {shown[0]} observation and a {shown[1]} action; "
+                             f"this needs one-dimensional Box spaces for both")
+        raw = env.unwrapped
+        mujoco = isinstance(raw, MujocoEnv)
+        dt0 = float(raw.dt) if mujoco or hasattr(raw, "dt") else 1.0
+    finally:
+        env.close()
+    return Task(dt0, mujoco, spec.max_episode_steps)
+
+
+def is_paper_task(env_id):
+    """One of the eight MuJoCo tasks of Table 1, which have δ levels, noise scales and hold penalties."""
+    return env_id in DT_TABLE
+
+
+def dt0_of(env_id):
+    """δ0 of `env_id` in seconds: Table 1's δ_original for a paper task, else the env's own step."""
+    return task(env_id).dt0
+
+
 def resolve_dt(env_id, dt=None):
-    """δ in seconds from None (δ0), a level of Table 1, or a number (or its string) in [δ0/1000, δ0]."""
-    if env_id not in DT_TABLE:
-        raise ValueError(f"env_id: unknown environment {env_id!r}; choose from {', '.join(DT_TABLE)}")
-    dt0 = DT_TABLE[env_id][-1]
+    """δ in seconds from None (δ0), a level of Table 1 (paper tasks only), or a number (or its string)
+    in [δ0/1000, δ0]. A task that is not MuJoCo runs at its own δ0 only."""
+    dt0, mujoco, _ = task(env_id)
     if dt is None:
         return dt0
     if isinstance(dt, str) and dt in DT_LEVELS:
-        return DT_TABLE[env_id][DT_LEVELS.index(dt)]
+        if env_id in DT_TABLE:
+            return DT_TABLE[env_id][DT_LEVELS.index(dt)]
+        if mujoco:
+            raise ValueError(f"dt: levels of Table 1 exist for the eight paper tasks only; give δ in seconds "
+                             f"(at most {env_id}'s own δ0 = {dt0:g})")
     try:
         value = float(dt)
-    except ValueError:
-        raise ValueError(f"dt: {dt!r} is neither a number nor one of {', '.join(DT_LEVELS)}") from None
+    except (TypeError, ValueError):
+        value = None
+    if not mujoco:
+        if value is not None and math.isclose(value, dt0, rel_tol=1e-9):
+            return dt0
+        raise ValueError(f"dt: {env_id} is not a MuJoCo task, so it runs at its own step only "
+                         f"(δ0 = {dt0:g}); got {dt!r}")
+    if value is None:
+        levels = f"neither a number nor one of {', '.join(DT_LEVELS)}" if env_id in DT_TABLE else "not a number of seconds"
+        raise ValueError(f"dt: {dt!r} is {levels}")
     if not value > 0:  # also rejects nan
         raise ValueError(f"dt: must be > 0, got {dt}")
     if value > dt0 * (1 + 1e-9):
@@ -58,22 +121,29 @@ def resolve_dt(env_id, dt=None):
 
 
 class DtEnv(gym.Wrapper, gym.utils.RecordConstructorArgs):
-    """A MuJoCo task stepped every δ seconds (frame_skip 1, MuJoCo timestep δ; untouched at its own δ0)
-    with the physical time limit and return scale of δ0. `max_episode_steps` is the task's limit at δ0."""
+    """A task stepped every δ seconds with the physical time limit and return scale of δ0.
+    A MuJoCo task gets frame_skip 1 and MuJoCo timestep δ (untouched at its own δ0); any other env
+    runs at δ = δ0 only. `max_episode_steps` is the task's limit at δ0 (None: no limit); `dt0` is δ0,
+    by default the env's own `dt`."""
 
-    def __init__(self, env, dt, max_episode_steps, gamma=0.99):
-        gym.utils.RecordConstructorArgs.__init__(self, dt=dt, max_episode_steps=max_episode_steps, gamma=gamma)
+    def __init__(self, env, dt, max_episode_steps, gamma=0.99, dt0=None):
+        gym.utils.RecordConstructorArgs.__init__(self, dt=dt, max_episode_steps=max_episode_steps, gamma=gamma,
+                                                 dt0=dt0)
         gym.Wrapper.__init__(self, env)
-        raw, dt0 = env.unwrapped, env.unwrapped.dt
+        raw = env.unwrapped
+        dt0 = raw.dt if dt0 is None else dt0
         self.dt, self.dt0 = dt, dt0
         if dt != dt0:
+            if not isinstance(raw, MujocoEnv):
+                raise ValueError(f"dt: {type(raw).__name__} is not a MuJoCo task, so it runs at its own step "
+                                 f"only (δ0 = {dt0:g}); got {dt}")
             raw.frame_skip = 1
             raw.model.opt.timestep = dt
             raw.metadata = {**raw.metadata, "render_fps": int(round(1 / dt))}
         self.gamma_dt = gamma ** (dt / dt0)  # γ_δ = γ^(δ/δ0), same effective horizon (App. I.2)
         self.reward_scale = dt / dt0  # r_δ = r·δ (eq. 2), in units of δ0-steps
         # Same physical limit; the 1e-9 guards int() against 19999.999... from float division.
-        self.max_steps = int(max_episode_steps * dt0 / dt + 1e-9)
+        self.max_steps = math.inf if max_episode_steps is None else int(max_episode_steps * dt0 / dt + 1e-9)
         self.episode_return, self.episode_length = 0.0, 0
 
     def reset(self, **kwargs):
@@ -93,8 +163,14 @@ class DtEnv(gym.Wrapper, gym.utils.RecordConstructorArgs):
         return obs, reward, terminated, truncated, info
 
 
+def _bare(spec):
+    """`spec` without TimeLimit, OrderEnforcing or PassiveEnvChecker."""
+    return dataclasses.replace(spec, max_episode_steps=None, order_enforce=False, disable_env_checker=True)
+
+
 def make_env(env_id, dt=None, gamma=0.99):
-    """`env_id` stepped every δ = `dt` seconds (frame_skip 1, MuJoCo timestep δ); untouched at δ0.
+    """`env_id` stepped every δ = `dt` seconds (see `resolve_dt`): for a MuJoCo task frame_skip 1 and
+    MuJoCo timestep δ, untouched at δ0; any other task at its own step.
 
     No PassiveEnvChecker, OrderEnforcing or TimeLimit under it: the repetition loops call `step`
     millions of times, so the only layer is DtEnv. Its `env.spec` re-creates it. Read off `env.dt`,
@@ -102,8 +178,9 @@ def make_env(env_id, dt=None, gamma=0.99):
     """
     dt = resolve_dt(env_id, dt)
     spec = gym.spec(env_id)
-    bare = dataclasses.replace(spec, max_episode_steps=None, order_enforce=False, disable_env_checker=True)
-    return DtEnv(gym.make(bare), dt, spec.max_episode_steps, gamma)  # 1000 steps at δ0, or 50 for Reacher
+    if env_id in DT_TABLE:  # δ0 from the env itself, as the committed runs had it
+        return DtEnv(gym.make(_bare(spec)), dt, spec.max_episode_steps, gamma)  # 1000 steps at δ0, or 50 for Reacher
+    return DtEnv(gym.make(_bare(spec)), dt, spec.max_episode_steps, gamma, dt0=task(env_id).dt0)
 
 
 def _base_name(env):
@@ -134,8 +211,14 @@ class Perturb(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self.num_actions = raw.action_space.shape[0]  # K: the task's own action dims
         self.action_low, self.action_high = raw.action_space.low, raw.action_space.high
         if kind != "action":
+            body = FORCE_BODY.get(name, "torso")
+            if not isinstance(raw, MujocoEnv):
+                raise ValueError(f"kind: {kind} pushes a MuJoCo body; {name} is not a MuJoCo task")
+            try:
+                self.body = raw.model.body(body).id
+            except KeyError:
+                raise ValueError(f"kind: {kind} pushes the body {body!r}, which {name} has not") from None
             self.data = raw.data
-            self.body = raw.model.body(FORCE_BODY.get(name, "torso")).id
             self.columns = slice(3, 6) if name == "Reacher" else slice(0, 3)  # torque for Reacher
             self.force = np.zeros(3)
         if kind == "ext-force-perceptible":
@@ -187,7 +270,7 @@ class HoldPenalty(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self.penalty = default_penalty if penalty is None else float(penalty)
         if not self.t_thres > 0:
             raise ValueError(f"t_thres: must be > 0, got {t_thres}")
-        self.dt = env.unwrapped.dt
+        self.dt = env.unwrapped.dt if hasattr(env.unwrapped, "dt") else env.get_wrapper_attr("dt")
         self.held_steps = int(math.ceil(self.t_thres / self.dt - 1e-9))  # δ-steps to reach t_thres
         self.last_action, self.held = None, 0
 

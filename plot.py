@@ -1,23 +1,35 @@
 """Aggregate the logs of many runs (runs/<name>/config.json + progress.csv) into the paper's figures.
 
 Runs are grouped by (env, setting, method, δ), where the setting is `deterministic`, a --noise kind,
-and/or `hold-penalty`. Seeds are averaged; bands and error bars are 95% confidence intervals of the
-mean over seeds from Student's t distribution: mean ± t(0.975, n-1) · s / sqrt(n), s the sample
-standard deviation (no band for a single seed).
+and/or `hold-penalty`. Only the paper's methods (SAR-PPO, λ-SAR-PPO, FiGAR-C-PPO, PPO, PPO (scaled))
+are read unless --variants is given: a variant ("SAR-PPO (d_max=0.2)", "SAR-PPO (Δ on dims 2,3)")
+never enters a main-method panel by accident.
 
-Per setting it writes five figures. Three put every method and δ of a task in one panel: training
-return and mean action duration against --x (raw per-update means), and final return as bars. Two
-are drawn as the paper draws its grid: `<setting>_grid_return_vs_<x>`, a row per method and a column
-per task (in the paper's order), a colour per δ (darkest the smallest, lightest the task's largest),
-each seed's curve smoothed by --smooth, y shared within a column; `<setting>_final_return_normalised`,
-each task's final returns divided by R*, the best method's mean final return at the task's largest δ
-(δ0 in the δ-invariance runs), so that 1 is "as good as the best at δ0" (if R* < 0, as on Reacher,
-2 - R / R*: still 1 at R*, higher is better).
+Figures. Each method has one colour in every figure (METHOD_COLORS); δ is a shade of it and a line
+style (hatch on bars): full colour and solid the smallest δ, lighter the larger. A variant is a line
+style and shade of its base method's colour. Lines and bars are the mean over seeds; bands and
+whiskers the seeds' min–max, which cannot leave the range the returns and durations can reach; dots
+are the seeds. Text tables give the mean ± the 95% Student t interval of the mean over seeds (the
+numbers of the report), with the seeds' count.
 
-    python plot.py results/runs --out results/figures               # all figures + table
+--kinds chooses the figures, each written as <prefix><what it shows>.<format>, the task(s) in the name:
+  curves      <task>_<setting>_return_vs_<x>: every method and δ of a task, one panel
+  durations   <task>_<setting>_action_duration_vs_<x>: the mean action duration the same way
+  bars        <task>_<setting>_final_return: final return per method (ticks) and δ (bars)
+  grid        <setting>_grid_return_vs_<x>_<tasks>: the paper's grid, a row per method, a column per task
+              (at most 4 a figure), a shade per δ, each seed's curve smoothed by --smooth
+  normalised  deterministic_final_return_normalised_<tasks>: (R − R_random) / (R* − R_random) per task,
+              R* the best method's mean final return at the task's largest δ (δ0), R_random a uniform
+              random policy's mean return at δ0 (benchmark/random_returns.py, --random-returns); 1 is "as
+              good as the best at δ0", 0 "as good as acting at random"; deterministic setting only
+  fig5        fig5_return_vs_<x>_<tasks>: the paper's Fig. 5, a row per stochastic setting (action,
+              ext-force, ext-force-perceptible), a column per task (at most 4 a figure), at each task's
+              smallest δ; prints a table of final returns with a verdict per task and setting
+
+    python plot.py results/runs --out results/figures               # figures + tables
     python plot.py results/runs --x physical_time_s --format pdf     # App. F.2's axis
-    python plot.py results/runs --table                              # the table only, as Markdown
-    python plot.py results/runs --summary                            # a row per task (Fig. 4 at a glance)
+    python plot.py results/runs --table                              # the tables only, as Markdown
+    python plot.py results/runs --summary                            # a row per task and δ (Fig. 4 at a glance)
 """
 import argparse
 import csv
@@ -26,30 +38,46 @@ import json
 import math
 import os
 import sys
+import textwrap
 from collections import defaultdict
 
 import matplotlib
 
 matplotlib.use("Agg")
+import matplotlib.colors  # noqa: E402
+import matplotlib.patches  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 import matplotlib.ticker  # noqa: E402
 import numpy as np  # noqa: E402
 
+ROOT = os.path.dirname(os.path.abspath(__file__))
+RANDOM_RETURNS = os.path.join(ROOT, "results", "random_returns.csv")
 # Two-sided 95% Student t quantiles t(0.975, df), df = 1..30; beyond that 1.96 is within 2%.
 T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
         2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
         2.052, 2.048, 2.045, 2.042]
 X_LABELS = {"decision_steps": "decision steps", "physical_time_s": "physical time (s)",
             "wall_time_s": "wall time (s)"}
-LINE_STYLES = ["-", "--", ":", "-."]
 # The order of the paper's tasks (Sec. 5) and methods; any other comes after them, sorted.
 TASKS = ["InvertedPendulum-v5", "InvertedDoublePendulum-v5", "Hopper-v5", "Walker2d-v5", "HalfCheetah-v5",
          "Ant-v5", "Reacher-v5", "Swimmer-v5"]
 METHODS = ["SAR-PPO", "λ-SAR-PPO", "FiGAR-C-PPO", "PPO", "PPO (scaled)"]
+# One colour per method in every figure, the theory plots of benchmark/ included (Okabe & Ito's
+# colour-blind-safe palette); anything else is grey.
+METHOD_COLORS = {"SAR-PPO": "#0072B2", "λ-SAR-PPO": "#009E73", "FiGAR-C-PPO": "#D55E00", "PPO": "#3A3A3A",
+                 "PPO (scaled)": "#CC79A7"}
+OTHER_COLOR = "#8C8C8C"
+DT_LINES = ["-", "--", ":", "-."]  # smallest δ first
+DT_HATCHES = ["", "//", "..", "xx"]
+VARIANT_LINES = ["--", ":", "-.", (0, (5, 1, 1, 1, 1, 1)), (0, (1, 3))]
+STOCHASTIC = ["action", "ext-force", "ext-force-perceptible"]  # Fig. 5's rows
+KINDS = ["curves", "durations", "bars", "grid", "normalised", "fig5"]
+INTERVAL = "bands: the seeds' min–max"
+PER_FIGURE = 4  # tasks per grid or Fig. 5 figure: readable at a page's width
 
 
 def mean_ci(values):
-    """Mean and half-width of the 95% Student t interval over seeds (0 for one seed)."""
+    """Mean and half-width of the 95% Student t interval over seeds (0 for one seed): the tables' numbers."""
     values = np.asarray(values, dtype=float)
     n = len(values)
     if n < 2:
@@ -58,10 +86,51 @@ def mean_ci(values):
     return float(values.mean()), float(t * values.std(ddof=1) / math.sqrt(n))
 
 
+def mean_range(values):
+    """(mean, min, max) over seeds: the figures' interval, inside what the data can reach."""
+    values = np.asarray(values, dtype=float)
+    return float(values.mean()), float(values.min()), float(values.max())
+
+
 def ordered(names, first):
     """`names` in the order of `first`, a variant ("SAR-PPO (d_max=0.2)") right after its base; others last."""
     rank = lambda name: min([i for i, f in enumerate(first) if name == f or name.startswith(f + " ")], default=len(first))
     return sorted(names, key=lambda name: (rank(name), name))
+
+
+def base_method(method):
+    """The paper's method a name is or is a variant of ("SAR-PPO (d_max=0.2)" → "SAR-PPO"); None if none."""
+    return max((m for m in METHODS if method == m or method.startswith(m + " (")), key=len, default=None)
+
+
+def method_color(method, shade=0.0):
+    """The method's colour (a variant: its base's), mixed with white by `shade` ∈ [0, 1)."""
+    rgb = np.array(matplotlib.colors.to_rgb(METHOD_COLORS.get(base_method(method), OTHER_COLOR)))
+    return tuple(rgb + (1 - rgb) * shade)
+
+
+def dt_shade(rank, count):
+    """Full colour for the smallest δ (rank 0), lighter for the larger: at most 0.6 towards white."""
+    return 0.6 * rank / max(1, count - 1)
+
+
+def line_styles(keys):
+    """{(method, δ): (colour, line style)} for one panel's (method, δ) pairs: colour = the method's, a
+    shade per δ; the line style per δ, or, where variants share the panel, per variant of a base."""
+    methods, dts = ordered({m for m, _ in keys}, METHODS), sorted({dt for _, dt in keys})
+    variants = any(m not in METHODS for m in methods)
+    styles = {}
+    for method, dt in keys:
+        rank = dts.index(dt)
+        if variants:
+            siblings = [m for m in methods if base_method(m) == base_method(method)]
+            k = siblings.index(method)
+            line = "-" if k == 0 else VARIANT_LINES[(k - 1) % len(VARIANT_LINES)]
+            shade = min(0.6, dt_shade(rank, len(dts)) + 0.12 * k)
+        else:
+            line, shade = DT_LINES[rank % len(DT_LINES)], dt_shade(rank, len(dts))
+        styles[(method, dt)] = (method_color(method, shade), line)
+    return styles
 
 
 def moving_average(y, window):
@@ -79,10 +148,30 @@ def number(cell):
     return float(cell) if cell not in ("", None) else math.nan
 
 
-def load_run(folder, partial=False, max_steps=None):
+class Unfinished(ValueError):
+    pass
+
+
+def check_order(steps):
+    """Rows are one per update: decision_steps must be n, 2n, 3n, … A value equal to the one before is a
+    repeated row, a smaller one a row out of order; in a rising sequence a gap is a missing row."""
+    n = steps[0]
+    for i in range(1, len(steps)):
+        if steps[i] <= steps[i - 1]:
+            what = "a repeated row" if steps[i] == steps[i - 1] else "a row out of order"
+            raise ValueError(f"progress.csv has {what} (line {i + 2}: decision_steps {steps[i]:g} after "
+                             f"{steps[i - 1]:g}; rows must be n, 2n, 3n, …)")
+    for i, value in enumerate(steps):
+        if value != n * (i + 1):
+            raise ValueError(f"progress.csv has a missing row (line {i + 2}: decision_steps {value:g}, expected "
+                             f"{n * (i + 1):g}; rows must be n, 2n, 3n, …)")
+
+
+def load_run(folder, partial=False, max_steps=None, counts=None):
     """(config, columns as float arrays) of a run folder, or None with a one-line warning when it is
-    malformed or (unless `partial`) has not reached its --total-steps yet. With `max_steps`, rows past
-    that many decisions are dropped and a run that reached it counts as finished."""
+    malformed (torn, missing, repeated or misplaced rows) or (unless `partial`) has not reached its
+    --total-steps yet. With `max_steps`, rows past that many decisions are dropped and a run that
+    reached it counts as finished. `counts`, a dict, counts the skipped runs by reason."""
     try:
         with open(os.path.join(folder, "config.json")) as f:
             config = json.load(f)
@@ -92,10 +181,13 @@ def load_run(folder, partial=False, max_steps=None):
         torn = [i for i, r in enumerate(rows, 2) if None in r or None in r.values()]
         if torn or not text.endswith("\n"):
             raise ValueError(f"progress.csv has a torn row (line {torn[0] if torn else len(rows) + 1})")
+        if not rows:
+            raise ValueError("progress.csv has no rows")
+        check_order([float(r["decision_steps"]) for r in rows])
         if max_steps is not None:
             rows = [r for r in rows if int(r["decision_steps"]) <= max_steps]
         if not rows:
-            raise ValueError("progress.csv has no rows")
+            raise ValueError(f"progress.csv has no row within --max-steps {max_steps}")
         columns = {k: np.array([number(r[k]) for r in rows]) for k in
                    ("decision_steps", "env_steps", "physical_time_s", "wall_time_s", "return_mean",
                     "action_duration_mean_s", "safe_radius_mean")}
@@ -103,9 +195,12 @@ def load_run(folder, partial=False, max_steps=None):
             config[key]  # noqa: B018 - raises KeyError if missing
         goal = config["total_steps"] if max_steps is None else min(max_steps, config["total_steps"])
         if not partial and columns["decision_steps"][-1] < goal:
-            raise ValueError(f"unfinished: {int(columns['decision_steps'][-1])} of {goal} decisions")
+            raise Unfinished(f"unfinished: {int(columns['decision_steps'][-1])} of {goal} decisions (--partial plots it)")
     except (OSError, ValueError, KeyError, TypeError, json.JSONDecodeError) as e:
-        print(f"warning: skipping {folder}: {type(e).__name__}: {e}", file=sys.stderr)
+        kind = "" if isinstance(e, Unfinished) else f"{type(e).__name__}: "
+        print(f"warning: skipping {folder}: {kind}{e}", file=sys.stderr)
+        if counts is not None:
+            counts[type(e).__name__] = counts.get(type(e).__name__, 0) + 1
         return None
     return config, columns
 
@@ -148,23 +243,24 @@ def run_folders(path):
     return found
 
 
-def load_groups(paths, partial=False, max_steps=None, only=None):
+def load_groups(paths, partial=False, max_steps=None, only=None, variants=True, counts=None):
     """{(env, setting, method, δ): [(config, columns, folder), ...]} over every run folder found
-    (only those whose name contains one of the texts in `only`, if given). Two folders of the same
-    (env, setting, method, δ, seed) are one seed: the one with more decisions is kept, with a warning."""
+    (only those whose name contains one of the texts in `only`, if given; without `variants` only the
+    paper's methods). Two folders of the same (env, setting, method, δ, seed) are one seed: the one
+    with more decisions is kept, with a warning. `counts`, a dict, counts the skipped runs by reason."""
     folders = []
     for path in paths:
-        if not os.path.isdir(path):
-            print(f"warning: skipping {path}: not a folder", file=sys.stderr)
         folders += run_folders(path)
     if only:
         folders = [f for f in folders if any(text in os.path.basename(os.path.normpath(f)) for text in only)]
     seeds = {}
     for folder in folders:
-        run = load_run(folder, partial, max_steps)
+        run = load_run(folder, partial, max_steps, counts)
         if run is None:
             continue
         config, columns = run
+        if not variants and config["method"] not in METHODS:
+            continue
         key = (config["env_id"], setting_of(config), config["method"], config["dt"], config["seed"])
         if key in seeds:
             kept, dropped = sorted([seeds[key], (config, columns, folder)], key=lambda r: -r[1]["decision_steps"][-1])
@@ -181,7 +277,7 @@ def load_groups(paths, partial=False, max_steps=None, only=None):
 
 def seed_curves(runs, x_key, y_key, points=100, smooth=1):
     """Each seed's y (its moving average over `smooth` updates) interpolated on a common x grid up to
-    the shortest run; (grid, mean, ci)."""
+    the shortest run; (grid, mean, min, max) over seeds."""
     curves = []
     for _, columns, _ in runs:
         x, y = columns[x_key], moving_average(columns[y_key], smooth)
@@ -194,186 +290,321 @@ def seed_curves(runs, x_key, y_key, points=100, smooth=1):
     start = max(x[0] for x, _ in curves)
     grid = np.linspace(start, end, points)
     values = np.array([np.interp(grid, x, y) for x, y in curves])
-    stats = [mean_ci(values[:, i]) for i in range(points)]
-    return grid, np.array([m for m, _ in stats]), np.array([c for _, c in stats])
+    return grid, values.mean(axis=0), values.min(axis=0), values.max(axis=0)
 
 
-def rank_colors(dts):
-    """{δ: colour}, darkest the smallest δ, lightest the largest."""
-    dts = sorted(set(dts))
-    return {dt: plt.cm.viridis(i / max(1, len(dts) - 1) * 0.85) for i, dt in enumerate(dts)}
+def budget(runs):
+    """'200,704 decisions' (or '100,352–200,704 decisions'): how far the runs go, as plotted."""
+    steps = sorted({int(c["decision_steps"][-1]) for _, c, _ in runs})
+    return "–".join(dict.fromkeys([f"{steps[0]:,}", f"{steps[-1]:,}"])) + " decisions"
 
 
-def style_maps(groups):
-    methods = sorted({key[2] for key in groups})
-    colors = rank_colors(key[3] for key in groups)
-    styles = {m: LINE_STYLES[i % len(LINE_STYLES)] for i, m in enumerate(methods)}
-    return colors, styles
+def tasks_name(tasks):
+    """A file name's part for several tasks: the one task, the paper's eight, or the names joined by +."""
+    if len(tasks) == 1:
+        return tasks[0]
+    return "eight_tasks" if sorted(tasks) == sorted(TASKS) else "+".join(t.removesuffix("-v5") for t in tasks)
 
 
-def panels(groups, setting):
-    envs_ = ordered({key[0] for key in groups if key[1] == setting}, TASKS)  # the paper's order
-    fig, axes = plt.subplots(1, len(envs_), figsize=(5.2 * len(envs_), 4.0), squeeze=False)
-    return fig, dict(zip(envs_, axes[0]))
+def chunks(items, size=PER_FIGURE):
+    """`items` in near-equal runs of at most `size` (8 → 4 + 4, 7 → 4 + 3, 5 → 3 + 2)."""
+    count = math.ceil(len(items) / size) if items else 0
+    per = math.ceil(len(items) / count) if count else 0
+    return [items[i:i + per] for i in range(0, len(items), per)] if per else []
 
 
-def plot_curves(groups, setting, x_key, y_key, y_label, path):
-    colors, styles = style_maps(groups)
-    fig, axes = panels(groups, setting)
-    for (env_id, s, method, dt), runs in sorted(groups.items()):
-        if s != setting:
-            continue
-        curve = seed_curves(runs, x_key, y_key)
-        if curve is None:
-            continue
-        grid, mean, ci = curve
-        ax = axes[env_id]
-        color = colors[dt] if len(colors) > 1 else plt.cm.tab10(list(styles).index(method) % 10)  # one δ: by method
-        ax.plot(grid, mean, styles[method], color=color, label=f"{method}, δ = {dt:g} s (n={len(runs)})")
-        ax.fill_between(grid, mean - ci, mean + ci, color=color, alpha=0.1, linewidth=0)
-    for env_id, ax in axes.items():
-        ax.set_title(f"{env_id} ({setting})", fontsize=9)
+def style_axis(ax, x_key=None):
+    if x_key is not None:
         ax.set_xlabel(X_LABELS.get(x_key, x_key))
-        ax.xaxis.set_major_formatter(matplotlib.ticker.EngFormatter())  # 100 k, not 100000
-        ax.set_ylabel(y_label)
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=6)
-    return save(fig, path)
+        ax.xaxis.set_major_formatter(matplotlib.ticker.EngFormatter(sep=""))  # 100k, not 100000
+        ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(4))  # tick labels that never meet
+    ax.grid(alpha=0.3)
+
+
+def suptitle(fig, text, fontsize=9):
+    """The figure's title, each line wrapped to the figure's width."""
+    width = max(40, int(fig.get_figwidth() * 72 / (0.55 * fontsize)))  # characters of ~0.55 em
+    fig.suptitle("\n".join(textwrap.fill(line, width) for line in text.split("\n")), fontsize=fontsize)
 
 
 def save(fig, path):
-    fig.tight_layout()
-    fig.savefig(path, dpi=150)
+    """Without the Software/date entries, so that a redraw gives the same bytes."""
+    fig.savefig(path, dpi=150, bbox_inches="tight",
+                metadata={"Software": None} if path.endswith(".png") else {"Creator": None, "Producer": None,
+                                                                           "CreationDate": None})
     plt.close(fig)
     return path
 
 
-def draw_bars(ax, values, methods, dts, colors):
-    """Per method (ticks) a bar per δ (colours): mean and 95% CI over seeds, each seed a dot.
-    `values`: {(method, δ): the seeds' values}."""
+def task_curves(groups, env_id, setting, x_key, y_key, y_label, what, smooth):
+    """Every method and δ of one task and setting in one panel, a colour per method, a shade per δ."""
+    keys = [k for k in groups if k[0] == env_id and k[1] == setting]
+    styles = line_styles({k[2:] for k in keys})
+    fig, ax = plt.subplots(figsize=(7.5, 4.6))
+    for method in ordered({k[2] for k in keys}, METHODS):
+        for dt in sorted({k[3] for k in keys if k[2] == method}):
+            runs = groups[(env_id, setting, method, dt)]
+            curve = seed_curves(runs, x_key, y_key, smooth=smooth)
+            if curve is None:
+                continue
+            grid, mean, low, high = curve
+            color, line = styles[(method, dt)]
+            ax.plot(grid, mean, color=color, ls=line, lw=1.6, label=f"{method}, δ = {dt * 1000:g} ms (n = {len(runs)})")
+            ax.fill_between(grid, low, high, color=color, alpha=0.15, linewidth=0)
+    style_axis(ax, x_key)
+    ax.set_ylabel(y_label)
+    if y_key == "action_duration_mean_s":
+        ax.set_ylim(bottom=0)
+    ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
+    runs = [r for k in keys for r in groups[k]]
+    smoothed = "each seed's per-update means" if smooth == 1 else f"each seed smoothed over {smooth} updates"
+    ax.set_title(f"{env_id}, {setting}, {budget(runs)}: {what}\n"
+                 f"lines: mean over seeds ({smoothed}); {INTERVAL}", fontsize=10)
+    return fig
+
+
+def tick_label(method):
+    return method.replace(" (", "\n(").replace(", ", ",\n")  # a variant's name on lines of its own
+
+
+def draw_bars(ax, values, methods, dts):
+    """Per method (ticks) a bar per δ (shade and hatch): mean over seeds, whiskers the seeds' min–max,
+    each seed a dot. `values`: {(method, δ): the seeds' values}."""
     width = 0.8 / max(1, len(dts))
-    labelled = set()
     for j, dt in enumerate(dts):
         for i, method in enumerate(methods):
             seeds = values.get((method, dt))
-            if seeds is None:
+            if seeds is None or not len(seeds):
                 continue
-            mean, ci = mean_ci(seeds)
+            mean, low, high = mean_range(seeds)
             x = i + (j - (len(dts) - 1) / 2) * width
-            ax.bar(x, mean, width, yerr=ci, capsize=2, color=colors[dt],
-                   label=None if dt in labelled else f"δ = {dt:g} s")
-            labelled.add(dt)
-            ax.scatter([x] * len(seeds), seeds, s=6, color="black", zorder=3)
-    ax.set_xticks(range(len(methods)), methods, fontsize=7)
+            ax.bar(x, mean, width, yerr=[[mean - low], [high - mean]], capsize=2, error_kw={"lw": 1},
+                   color=method_color(method, dt_shade(j, len(dts)) + (0.25 if method not in METHODS else 0)),
+                   hatch=DT_HATCHES[j % len(DT_HATCHES)], edgecolor="white", linewidth=0)
+            ax.scatter([x] * len(seeds), seeds, s=7, color="black", zorder=3)
+    ax.set_xticks(range(len(methods)), [tick_label(m) for m in methods], fontsize=8)
+    ax.set_xlim(-0.6, len(methods) - 0.4)
+    ax.grid(alpha=0.3, axis="y")
 
 
-def plot_final_bars(groups, setting, path):
-    colors, _ = style_maps(groups)
-    fig, axes = panels(groups, setting)
-    for env_id, ax in axes.items():
-        keys = sorted(k for k in groups if k[0] == env_id and k[1] == setting)
-        values = {k[2:]: finals(groups[k]) for k in keys}
-        draw_bars(ax, values, ordered({k[2] for k in keys}, METHODS), sorted({k[3] for k in keys}), colors)
-        ax.set_title(f"{env_id} ({setting})", fontsize=9)
-        ax.set_ylabel("final training return (dots: seeds)")
-        ax.grid(alpha=0.3, axis="y")
-        ax.legend(fontsize=6)
-    return save(fig, path)
+def dt_legend(ax, dts, **kwargs):
+    handles = [matplotlib.patches.Patch(facecolor=str(0.35 + 0.6 * dt_shade(j, len(dts))), edgecolor="white",
+                                        hatch=DT_HATCHES[j % len(DT_HATCHES)], label=f"δ = {dt * 1000:g} ms")
+               for j, dt in enumerate(dts)]
+    ax.legend(handles=handles, **{"fontsize": 8, **kwargs})
 
 
-def grid_figure(groups, setting, x_key, smooth):
-    """The paper's grid of training curves: a row per method, a column per task, a curve per δ; y shared
-    within a column."""
+def task_bars(groups, env_id, setting):
+    keys = sorted(k for k in groups if k[0] == env_id and k[1] == setting)
+    methods, dts = ordered({k[2] for k in keys}, METHODS), sorted({k[3] for k in keys})
+    fig, ax = plt.subplots(figsize=(max(5.5, 1.3 * len(methods) + 1.5), 4.6))
+    draw_bars(ax, {k[2:]: finals(groups[k]) for k in keys}, methods, dts)
+    ax.set_ylabel("final training return\n(mean over the last 10% of decisions)")
+    ax.set_xlabel("method")
+    dt_legend(ax, dts, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False, title="shade, hatch")
+    ax.set_title(f"{env_id}, {setting}, {budget([r for k in keys for r in groups[k]])}: final return\n"
+                 "bars: mean over seeds; whiskers: the seeds' min–max; dots: seeds", fontsize=10)
+    return fig
+
+
+def grid_figure(groups, setting, x_key, smooth, tasks=None):
+    """The paper's grid of training curves: a row per method, a column per task, a shade per δ of the
+    method's colour; y shared within a column."""
     keys = [k for k in groups if k[1] == setting]
-    tasks, methods = ordered({k[0] for k in keys}, TASKS), ordered({k[2] for k in keys}, METHODS)
-    fig, axes = plt.subplots(len(methods), len(tasks), figsize=(max(6.0, 4.2 * len(tasks)), 2.5 * len(methods) + 1.2),
+    tasks = tasks or ordered({k[0] for k in keys}, TASKS)
+    keys = [k for k in keys if k[0] in tasks]
+    methods = ordered({k[2] for k in keys}, METHODS)
+    fig, axes = plt.subplots(len(methods), len(tasks), figsize=(max(5.0, 2.6 * len(tasks) + 0.6), 2.3 * len(methods) + 1.0),
                              sharex="col", sharey="col", squeeze=False)
     for col, env_id in enumerate(tasks):
-        colors = rank_colors(k[3] for k in keys if k[0] == env_id)
+        dts = sorted({k[3] for k in keys if k[0] == env_id})
         for row, method in enumerate(methods):
             ax, seeds = axes[row, col], set()
-            for dt, color in colors.items():
+            for rank, dt in enumerate(dts):
                 runs = groups.get((env_id, setting, method, dt), [])
                 curve = seed_curves(runs, x_key, "return_mean", smooth=smooth)
                 if curve is None:
                     continue
-                grid, mean, ci = curve
-                ax.plot(grid, mean, color=color, lw=1.2)
-                ax.fill_between(grid, mean - ci, mean + ci, color=color, alpha=0.2, linewidth=0)
+                grid, mean, low, high = curve
+                color = method_color(method, dt_shade(rank, len(dts)))
+                ax.plot(grid, mean, color=color, ls=DT_LINES[rank % len(DT_LINES)], lw=1.3)
+                ax.fill_between(grid, low, high, color=color, alpha=0.18, linewidth=0)
                 seeds.add(len(runs))
             n = "–".join(str(s) for s in sorted({min(seeds), max(seeds)})) if seeds else "0"
-            on = "\non" if len(method) + len(env_id) > 38 else " on"  # a long title on two lines, within its panel
-            ax.set_title(f"{method}{on} {env_id} (n = {n})", fontsize=9)
-            ax.xaxis.set_major_formatter(matplotlib.ticker.EngFormatter())
-            ax.grid(alpha=0.3)
+            ax.set_title(f"{method} on {env_id} (n = {n})" if len(method) + len(env_id) < 26 else
+                         f"{method} on\n{env_id} (n = {n})", fontsize=8, color=method_color(method))
+            style_axis(ax)
+            ax.tick_params(labelsize=7)
+            ax.xaxis.set_major_formatter(matplotlib.ticker.EngFormatter(sep=""))
+            ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(3))
         bottom = axes[-1, col]
-        bottom.set_xlabel(X_LABELS.get(x_key, x_key))
-        handles = [plt.Line2D([], [], color=color, lw=2) for color in colors.values()]
-        bottom.legend(handles, [f"δ = {dt:g} s" for dt in colors], fontsize=8, ncol=len(colors),
-                      loc="upper center", bbox_to_anchor=(0.5, -0.3), frameon=False)
+        bottom.set_xlabel(X_LABELS.get(x_key, x_key), fontsize=8)
+        handles = [plt.Line2D([], [], color=str(0.2 + 0.6 * dt_shade(r, len(dts))), ls=DT_LINES[r % len(DT_LINES)], lw=1.5)
+                   for r in range(len(dts))]
+        bottom.legend(handles, [f"δ = {dt * 1000:g} ms" for dt in dts], fontsize=7, ncol=1,
+                      loc="upper center", bbox_to_anchor=(0.5, -0.32), frameon=False)
     for row in axes:
-        row[0].set_ylabel("training return")
-    # the title 0.1 inch below the top edge: tight_layout lets a tall grid's first row run into it
-    fig.suptitle(f"{setting}: training return, each seed's moving average over {smooth} updates\n"
-                 "lines: mean over seeds; bands: 95% CI", fontsize=10, y=1 - 0.1 / fig.get_figheight())
+        row[0].set_ylabel("training return", fontsize=8)
+    runs = [r for k in keys for r in groups[k]]
+    layout = "a row per method" + (", a column per task" if len(tasks) > 1 else f", {tasks[0]}")
+    suptitle(fig, f"{setting}, {budget(runs)}: training return, {layout}\n"
+             f"each seed smoothed over {smooth} updates; lines: mean over seeds; {INTERVAL}; "
+             "lighter and dashed: larger δ")
+    fig.tight_layout()
     return fig
 
 
-def normalised_finals(groups, setting):
-    """({env: (R*, method, δ)}, {(env, method, δ): seeds' final return / R*}), R* the best method's mean
-    final return at the task's largest δ; 2 - R / R* where R* < 0. A task without a usable R* is left out."""
+def read_random_returns(path):
+    """{env_id: R_random} from benchmark/random_returns.py's CSV; {} (with a warning) if it is missing."""
+    try:
+        with open(path, newline="") as f:
+            return {r["env_id"]: float(r["return_mean"]) for r in csv.DictReader(f)}
+    except (OSError, KeyError, ValueError, TypeError) as e:
+        print(f"warning: no R_random ({path}: {type(e).__name__}: {e}); run benchmark/random_returns.py", file=sys.stderr)
+        return {}
+
+
+def normalised_finals(groups, setting, random_returns):
+    """({env: (R*, method, δ, R_random)}, {(env, method, δ): seeds' (R − R_random) / (R* − R_random)}),
+    R* the best method's mean final return at the task's largest δ, R_random the uniform policy's mean
+    return at δ0. A task without R_random, or whose R* is not above it, is left out with a warning."""
     refs, scores = {}, {}
     for env_id in sorted({k[0] for k in groups if k[1] == setting}):
         keys = [k for k in groups if k[0] == env_id and k[1] == setting]
         top = max(k[3] for k in keys)
-        means = {m: mean_ci(finals(groups[(env_id, setting, m, top)]))[0]
+        means = {m: float(np.mean(finals(groups[(env_id, setting, m, top)])))
                  for m in ordered({k[2] for k in keys if k[3] == top}, METHODS)}  # ties: the paper's order
         method = max(means, key=lambda m: np.nan_to_num(means[m], nan=-math.inf))
-        ref = means[method]
-        if not abs(ref) > 0:  # nan or 0: no ratio
-            print(f"warning: {env_id} ({setting}) left out of the normalised figure: best final return "
-                  f"at δ = {top:g} s is {ref:g}", file=sys.stderr)
+        best = means[method]
+        if env_id not in random_returns:
+            print(f"warning: {env_id} ({setting}) left out of the normalised figure: no R_random for it",
+                  file=sys.stderr)
             continue
-        refs[env_id] = (ref, method, top)
+        chance = random_returns[env_id]
+        if not best > chance:  # nan, or no method above chance: no scale
+            print(f"warning: {env_id} ({setting}) left out of the normalised figure: best final return "
+                  f"at δ = {top:g} s is {best:g}, not above R_random = {chance:g}", file=sys.stderr)
+            continue
+        refs[env_id] = (best, method, top, chance)
         for k in keys:
-            ratio = np.array(finals(groups[k])) / ref
-            scores[k] = ratio if ref > 0 else 2 - ratio
+            scores[k] = (np.array(finals(groups[k])) - chance) / (best - chance)
     return refs, scores
 
 
-def normalised_figure(groups, setting):
-    """Per task a panel of the final returns / R*, a bar per method and δ, seeds as dots. Each panel has its
-    own y: a task whose R* is near 0 (an Ant that learned nothing) would flatten every other panel."""
-    refs, scores = normalised_finals(groups, setting)
+def normalised_figure(groups, setting, random_returns, path_note):
+    """Per task a panel of the normalised final returns, a bar per method and δ, seeds as dots; two
+    tasks a row. Each panel has its own y."""
+    refs, scores = normalised_finals(groups, setting, random_returns)
     tasks = ordered(refs, TASKS)
+    if not tasks:
+        return None, tasks
     methods = ordered({k[2] for k in scores}, METHODS)
-    columns = min(4, max(1, len(tasks)))  # at most 4 tasks a row
-    rows = math.ceil(max(1, len(tasks)) / columns)
-    width = max(8.5, 1.5 + max(3.6, 0.9 * len(methods)) * columns)
-    fig, axes = plt.subplots(rows, columns, figsize=(width, 4.6 * rows), squeeze=False)
+    columns = min(2, len(tasks))
+    rows = math.ceil(len(tasks) / columns)
+    fig, axes = plt.subplots(rows, columns, figsize=(max(5.0, 4.6 * columns), 3.4 * rows + 0.9), squeeze=False)
     for ax in axes.flat[len(tasks):]:
         ax.axis("off")
+    all_dts = set()
     for ax, env_id in zip(axes.flat, tasks):
         values = {k[2:]: v for k, v in scores.items() if k[0] == env_id}
         dts = sorted({dt for _, dt in values})
-        draw_bars(ax, values, methods, dts, rank_colors(dts))
+        all_dts |= set(dts)
+        draw_bars(ax, values, methods, dts)
         ax.axhline(1.0, color="gray", lw=0.8, ls="--")
-        ref, method, top = refs[env_id]
-        ax.set_title(f"{env_id}\nR* = {ref:.1f} ({method}, δ = {top:g} s)", fontsize=9)
-        ax.tick_params(axis="x", labelsize=8)
-        ax.grid(alpha=0.3, axis="y")
-        ax.legend(fontsize=8, ncol=len(dts), loc="upper center", bbox_to_anchor=(0.5, -0.08), frameon=False)
+        ax.axhline(0.0, color="black", lw=0.6)
+        best, method, top, chance = refs[env_id]
+        ax.set_title(f"{env_id}\nR* = {best:.0f} ({method}, δ0 = {top * 1000:g} ms), R_random = {chance:.3g}",
+                     fontsize=8)
+        ax.tick_params(axis="x", labelsize=7)
+        dt_legend(ax, dts, fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=len(dts), frameon=False)
     for row in axes:
-        row[0].set_ylabel("final training return / R*")
-    fig.suptitle(f"{setting}: final training return R / R* (bars: mean and 95% CI over seeds; dots: seeds)\n"
-                 "R* = the best method's mean final return at the task's largest δ (2 − R / R* if R* < 0)",
-                 fontsize=9)
+        row[0].set_ylabel("(R − R_random) / (R* − R_random)", fontsize=8)
+    runs = [r for k in groups if k[1] == setting and k[0] in refs for r in groups[k]]
+    suptitle(fig, f"{setting}, {budget(runs)}: final return normalised per task, (R − R_random) / (R* − R_random): "
+             f"1 = the best method's mean at δ0, 0 = a uniform random policy's mean ({path_note})\n"
+             "bars: mean over seeds; whiskers: the seeds' min–max; dots: seeds; shade and hatch: δ")
+    fig.tight_layout()
+    return fig, tasks
+
+
+def fig5_groups(groups):
+    """{(env, setting, method): runs} at each task's smallest δ over Fig. 5's settings, and those δ."""
+    keys = [k for k in groups if k[1] in STOCHASTIC]
+    lowest = {env_id: min(k[3] for k in keys if k[0] == env_id) for env_id in {k[0] for k in keys}}
+    return {(k[0], k[1], k[2]): groups[k] for k in keys if k[3] == lowest[k[0]]}, lowest
+
+
+def fig5_figure(groups, x_key, smooth, tasks):
+    """The paper's Fig. 5: a row per stochastic setting, a column per task, a colour per method, at δ_lowest."""
+    cells, lowest = fig5_groups(groups)
+    settings = [s for s in STOCHASTIC if any(k[1] == s for k in cells)]
+    methods = ordered({k[2] for k in cells}, METHODS)
+    fig, axes = plt.subplots(len(settings), len(tasks), figsize=(max(5.0, 2.6 * len(tasks) + 0.6), 2.3 * len(settings) + 1.2),
+                             sharex="col", sharey="col", squeeze=False)
+    for col, env_id in enumerate(tasks):
+        for row, setting in enumerate(settings):
+            ax = axes[row, col]
+            for method in methods:
+                runs = cells.get((env_id, setting, method), [])
+                curve = seed_curves(runs, x_key, "return_mean", smooth=smooth)
+                if curve is None:
+                    continue
+                grid, mean, low, high = curve
+                ax.plot(grid, mean, color=method_color(method), lw=1.3, label=f"{method} (n = {len(runs)})")
+                ax.fill_between(grid, low, high, color=method_color(method), alpha=0.18, linewidth=0)
+            ax.set_title(f"{env_id}, {setting}\nδ = {lowest[env_id] * 1000:g} ms", fontsize=8)
+            style_axis(ax)
+            ax.tick_params(labelsize=7)
+            ax.xaxis.set_major_formatter(matplotlib.ticker.EngFormatter(sep=""))
+            ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(3))
+        axes[-1, col].set_xlabel(X_LABELS.get(x_key, x_key), fontsize=8)
+    for row in axes:
+        row[0].set_ylabel("training return", fontsize=8)
+    handles = [plt.Line2D([], [], color=method_color(m), lw=2) for m in methods]
+    fig.legend(handles, methods, loc="lower center", ncol=len(methods), fontsize=8, frameon=False)
+    runs = [r for k in cells if k[0] in tasks for r in cells[k]]
+    suptitle(fig, f"Fig. 5, stochastic settings at δ_lowest, {budget(runs)}: training return, a row per setting, "
+             f"a column per task\neach seed smoothed over {smooth} updates; lines: mean over seeds; {INTERVAL}")
+    fig.tight_layout(rect=(0, 0.5 / fig.get_figheight(), 1, 1))
     return fig
 
 
+def verdict(sar, other):
+    """SAR-PPO against another method over seeds' final returns, by the figures' intervals (min–max)."""
+    (sar_mean, sar_low, _), (mean, _, high) = mean_range(sar), mean_range(other)
+    if sar_low > high:
+        return "SAR above by the intervals"
+    return "by the mean only" if sar_mean > mean else "not"
+
+
+def fig5_table(groups):
+    """Markdown: per task and stochastic setting, each method's final return at δ_lowest (mean [min, max]
+    over seeds, the seeds' count) and whether SAR-PPO is above FiGAR-C-PPO."""
+    cells, lowest = fig5_groups(groups)
+    methods = ordered({k[2] for k in cells}, METHODS)
+    lines = ["| task | setting | δ (ms) | decisions | " + " | ".join(methods) + " | SAR-PPO above FiGAR-C-PPO? |",
+             "|---|---|---|---|" + "---|" * len(methods) + "---|"]
+    for env_id in ordered(lowest, TASKS):
+        for setting in STOCHASTIC:
+            runs = {m: cells.get((env_id, setting, m), []) for m in methods}
+            if not any(runs.values()):
+                continue
+            row = []
+            for m in methods:
+                values = finals(runs[m])
+                row.append("–" if not values else "{:.1f} [{:.1f}, {:.1f}] ({})".format(*mean_range(values), len(values)))
+            both = runs.get("SAR-PPO") and runs.get("FiGAR-C-PPO")
+            answer = verdict(finals(runs["SAR-PPO"]), finals(runs["FiGAR-C-PPO"])) if both else "–"
+            every = [r for v in runs.values() for r in v]
+            lines.append(f"| {env_id} | {setting} | {lowest[env_id] * 1000:g} | {budget(every).split()[0]} | "
+                         + " | ".join(row) + f" | {answer} |")
+    return "\n".join(lines)
+
+
 def table(groups):
-    """Markdown: final return (mean ± 95% CI over seeds), decisions per physical second, wall time."""
-    lines = ["| env | setting | method | δ (s) | seeds | decisions | final return | decisions / physical s | wall time (min) |",
+    """Markdown: final return (mean ± 95% t interval over seeds), decisions per physical second, wall time."""
+    lines = ["| env | setting | method | δ (s) | seeds | decisions | final return (mean ± 95% t interval) | "
+             "decisions / physical s | wall time (min) |",
              "|---|---|---|---|---|---|---|---|---|"]
     for (env_id, setting, method, dt), runs in sorted(groups.items()):
         mean, ci = mean_ci(finals(runs))
@@ -387,31 +618,28 @@ def table(groups):
 
 
 def summary(groups):
-    """Markdown, the paper's Fig. 4 at a glance: per setting a row per task and, per method, the final
-    return (mean ± 95% CI over seeds, the seeds' count in brackets) at the task's largest and smallest δ
-    (δ0 and δ_lowest in the δ-invariance runs); – where a cell has no finished run or the task one δ."""
+    """Markdown, the paper's Fig. 4 at a glance: per setting a row per task and δ (largest first) and per
+    method the final return, mean ± 95% t interval over seeds (the seeds' count); – where no run finished."""
     tables = []
-    for setting in sorted({k[1] for k in groups}):
+    for setting in sorted({k[1] for k in groups}, key=lambda s: (s != "deterministic", s)):
         keys = [k for k in groups if k[1] == setting]
         methods = ordered({k[2] for k in keys}, METHODS)
-        lines = [f"{setting}:", "",
-                 "| task | δ (s) | decisions | " + " | ".join(f"{m}, largest δ | {m}, smallest δ" for m in methods) + " |",
-                 "|---|---|---|" + "---|" * 2 * len(methods)]
+        lines = [f"{setting}: final return, mean ± 95% t interval over seeds (seeds)", "",
+                 "| task | δ (s) | decisions | " + " | ".join(methods) + " |", "|---|---|---|" + "---|" * len(methods)]
         for env_id in ordered({k[0] for k in keys}, TASKS):
-            dts = sorted({k[3] for k in keys if k[0] == env_id}, reverse=True)
-            ends = (dts[0], dts[-1] if len(dts) > 1 else None)  # None: a task run at one δ only
-            cells = []
-            for method in methods:
-                for dt in ends:
-                    values = finals(groups.get((env_id, setting, method, dt), []))
-                    if not values:
+            for dt in sorted({k[3] for k in keys if k[0] == env_id}, reverse=True):
+                cells, every = [], []
+                for method in methods:
+                    runs = groups.get((env_id, setting, method, dt), [])
+                    every += runs
+                    if not runs:
                         cells.append("–")
                         continue
-                    mean, ci = mean_ci(values)
-                    cells.append(f"{mean:.1f} ± {ci:.1f} ({len(values)})" if len(values) > 1 else f"{mean:.1f} (1)")
-            decisions = sorted({int(c["decision_steps"][-1]) for k in keys if k[0] == env_id for _, c, _ in groups[k]})
-            budget = f"{decisions[0]:,}" + (f"–{decisions[-1]:,}" if len(decisions) > 1 else "")
-            lines.append(f"| {env_id} | {', '.join(f'{dt:g}' for dt in ends if dt is not None)} | {budget} | " + " | ".join(cells) + " |")
+                    mean, ci = mean_ci(finals(runs))
+                    cells.append(f"{mean:.1f} ± {ci:.1f} ({len(runs)})" if len(runs) > 1 else f"{mean:.1f} (1)")
+                decisions = sorted({int(c["decision_steps"][-1]) for _, c, _ in every})
+                steps = f"{decisions[0]:,}" + (f"–{decisions[-1]:,}" if len(decisions) > 1 else "")
+                lines.append(f"| {env_id} | {dt:g} | {steps} | " + " | ".join(cells) + " |")
         tables.append("\n".join(lines))
     return "\n\n".join(tables)
 
@@ -431,6 +659,41 @@ def fail(message):
     sys.exit(2)
 
 
+def draw(groups, args):
+    """Every figure of --kinds; the paths written."""
+    written, ext = [], args.format
+    out = lambda name: os.path.join(args.out, f"{args.prefix}{name}.{ext}")  # noqa: E731
+    for setting in sorted({key[1] for key in groups}):
+        tasks = ordered({k[0] for k in groups if k[1] == setting}, TASKS)
+        for env_id in tasks:
+            if "curves" in args.kinds:
+                written.append(save(task_curves(groups, env_id, setting, args.x, "return_mean", "training return",
+                                                "training return", args.smooth),
+                                    out(f"{env_id}_{setting}_return_vs_{args.x}")))
+            if "durations" in args.kinds:
+                written.append(save(task_curves(groups, env_id, setting, args.x, "action_duration_mean_s",
+                                                "mean action duration (s)", "mean action duration", args.smooth),
+                                    out(f"{env_id}_{setting}_action_duration_vs_{args.x}")))
+            if "bars" in args.kinds:
+                written.append(save(task_bars(groups, env_id, setting), out(f"{env_id}_{setting}_final_return")))
+        if "grid" in args.kinds:
+            for part in chunks(tasks):
+                written.append(save(grid_figure(groups, setting, args.x, args.smooth, part),
+                                    out(f"{setting}_grid_return_vs_{args.x}_{tasks_name(part)}")))
+        if "normalised" in args.kinds and setting == "deterministic":
+            fig, shown = normalised_figure(groups, setting, read_random_returns(args.random_returns),
+                                           f"R_random: {os.path.basename(args.random_returns)}")
+            if fig is not None:
+                written.append(save(fig, out(f"{setting}_final_return_normalised_{tasks_name(shown)}")))
+    if "fig5" in args.kinds:
+        cells, lowest = fig5_groups(groups)
+        if not cells:
+            print("warning: no run of Fig. 5's settings (action, ext-force, ext-force-perceptible) found", file=sys.stderr)
+        for part in chunks(ordered(lowest, TASKS)):
+            written.append(save(fig5_figure(groups, args.x, args.smooth, part), out(f"fig5_return_vs_{args.x}_{tasks_name(part)}")))
+    return written
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.error = fail  # argparse's own errors as one line too
@@ -438,19 +701,30 @@ def main(argv=None):
     p.add_argument("--out", default="results/figures", help="folder for the figures")
     p.add_argument("--x", choices=list(X_LABELS), default="decision_steps", help="x-axis of the curves")
     p.add_argument("--format", choices=["png", "pdf"], default="png")
+    p.add_argument("--kinds", nargs="+", choices=KINDS, default=KINDS[:5],
+                   help="which figures (default: all but fig5; see above)")
     p.add_argument("--table", action="store_true", help="print the Markdown tables only, draw nothing")
     p.add_argument("--summary", action="store_true",
-                   help="print only a row per task: each method's final return at the task's largest and smallest δ")
+                   help="print only a row per task and δ: each method's final return")
+    p.add_argument("--variants", action="store_true",
+                   help="also read the variants (ablations, --delta-dims, …), each its own method")
     p.add_argument("--prefix", default="", help="prefix of the figure file names")
     p.add_argument("--partial", action="store_true", help="include runs that have not finished yet")
-    p.add_argument("--max-steps", type=int, default=None,
+    p.add_argument("--max-steps", type=int, default=None, metavar="N",
                    help="use each run's first N decisions only (e.g. the 100k mark of a longer run)")
     p.add_argument("--only", nargs="+", default=None, help="only run folders whose name contains one of these texts")
+    p.add_argument("--random-returns", default=RANDOM_RETURNS, metavar="CSV",
+                   help="R_random per task, from benchmark/random_returns.py (default results/random_returns.csv)")
     p.add_argument("--smooth", type=int, default=10, metavar="N",
-                   help="the grid figure's curves: at each update, each seed's mean training return over "
+                   help="the curves: at each update, each seed's mean training return over "
                         "its last N updates (the first N-1 updates: over those so far; updates with no "
                         "finished episode add nothing); 1 draws the raw curves (default 10)")
     args = p.parse_args(argv)
+    for path in args.paths:
+        if not os.path.exists(path):
+            fail(f"{path} does not exist")
+        if not os.path.isdir(path):
+            fail(f"{path} is a file; give a run folder or a folder holding run folders")
     out = os.path.abspath(args.out)
     while not os.path.exists(out):  # the folder it will be made in
         out = os.path.dirname(out)
@@ -458,33 +732,28 @@ def main(argv=None):
         fail(f"--out: {out} is a file, not a folder")
     if args.smooth < 1:
         fail(f"--smooth: {args.smooth} updates; it must be 1 or more")
-    groups = load_groups(args.paths, args.partial, args.max_steps, args.only)
+    if args.max_steps is not None and args.max_steps < 1:
+        fail(f"--max-steps: {args.max_steps} decisions; it must be 1 or more")
+    counts = {}
+    groups = load_groups(args.paths, args.partial, args.max_steps, args.only, args.variants, counts)
     if not groups:
-        fail("no complete run found")
+        hint = (f"; {counts['Unfinished']} run(s) found unfinished: add --partial to include them"
+                if counts.get("Unfinished") else "")
+        fail(f"no finished run found in {' '.join(args.paths)}{' (with --only)' if args.only else ''}{hint}")
     if args.summary:
         print(summary(groups))
         return 0
     print(table(groups))
     print()
     print(runs_table(groups))
+    if "fig5" in args.kinds and fig5_groups(groups)[0]:
+        print()
+        print(fig5_table(groups))
     if args.table:
         return 0
     os.makedirs(args.out, exist_ok=True)
-    for setting in sorted({key[1] for key in groups}):
-        name = f"{args.prefix}{setting}"
-        written = [
-            plot_curves(groups, setting, args.x, "return_mean", "training return",
-                        os.path.join(args.out, f"{name}_return_vs_{args.x}.{args.format}")),
-            plot_final_bars(groups, setting, os.path.join(args.out, f"{name}_final_return.{args.format}")),
-            plot_curves(groups, setting, args.x, "action_duration_mean_s", "mean action duration (s)",
-                        os.path.join(args.out, f"{name}_action_duration.{args.format}")),
-            save(grid_figure(groups, setting, args.x, args.smooth),
-                 os.path.join(args.out, f"{name}_grid_return_vs_{args.x}.{args.format}")),
-            save(normalised_figure(groups, setting),
-                 os.path.join(args.out, f"{name}_final_return_normalised.{args.format}")),
-        ]
-        for path in written:
-            print(f"wrote {path}")
+    for path in draw(groups, args):
+        print(f"wrote {path}")
     return 0
 
 

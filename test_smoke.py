@@ -1,4 +1,4 @@
-"""The test suite: seconds-long checks of the behaviours SPEC.md pins down. Run: pytest -q"""
+"""The test suite: seconds-long checks, each named for the behaviour it protects. Run: python -m pytest -q"""
 import csv
 import json
 import os
@@ -170,7 +170,7 @@ def test_alert_then_off_ignoring_the_alert_ends_with_minus_nu():
 
 
 @pytest.mark.parametrize("call,name", [
-    (lambda: envs.make_env("Pendulum-v1"), "env_id"),
+    (lambda: envs.make_env("NoSuchTask-v0"), "env_id"),
     (lambda: envs.make_env("Hopper-v5", 0.0), "dt"),
     (lambda: envs.make_env("Hopper-v5", -1e-3), "dt"),
     (lambda: envs.make_env("Hopper-v5", 0.01), "dt"),
@@ -479,7 +479,7 @@ def fake_run(root, name, final, method="SAR-PPO", dt=0.002, seed=1, rows=10, **c
     (folder / "progress.csv").write_text("\n".join(lines) + "\n")
 
 
-def test_plot_groups_seeds_with_student_t_interval_and_skips_bad_runs(tmp_path, capsys):
+def test_plot_groups_seeds_and_skips_bad_runs_tables_give_the_t_interval(tmp_path, capsys):
     for seed, final in zip((1, 2, 3), (10.0, 20.0, 30.0)):
         fake_run(tmp_path, f"sar{seed}", final, seed=seed)
     fake_run(tmp_path, "figar1", 5.0, method="FiGAR-C-PPO")
@@ -490,26 +490,103 @@ def test_plot_groups_seeds_with_student_t_interval_and_skips_bad_runs(tmp_path, 
     assert "broken" in capsys.readouterr().err
     sar = groups[("InvertedPendulum-v5", "deterministic", "SAR-PPO", 0.002)]
     mean, ci = plot.mean_ci([plot.final_return(c) for _, c, _ in sar])
-    # mean 20, sample std 10, t(0.975, 2) = 4.303: 4.303 · 10 / sqrt(3)
+    # the tables: mean 20, sample std 10, t(0.975, 2) = 4.303: 4.303 · 10 / sqrt(3)
     assert mean == pytest.approx(20.0) and ci == pytest.approx(4.303 * 10 / math.sqrt(3))
     assert plot.mean_ci([5.0]) == (5.0, 0.0)
     assert "| 20.0 ± 24.8 |" in plot.table(groups)
     assert "| 5.0 (one seed) |" in plot.table(groups)  # no interval from one seed
+    assert plot.mean_range([10.0, 20.0, 30.0]) == (20.0, 10.0, 30.0)  # the figures: the seeds' min–max
 
 
-def test_plot_writes_every_figure_and_skips_unfinished_runs(tmp_path, capsys):
+def test_plot_intervals_stay_inside_the_seeds_min_and_max(tmp_path):
+    # three seeds whose returns lie in [0, 1000]: a Student t band (n = 3) would reach far below 0 and above 1000
+    for seed, final in zip((1, 2, 3), (0.0, 1000.0, 40.0)):
+        fake_run(tmp_path, f"ppo{seed}", final, method="PPO", seed=seed)
+    groups = plot.load_groups([str(tmp_path)])
+    runs = groups[("InvertedPendulum-v5", "deterministic", "PPO", 0.002)]
+    t_mean, t_ci = plot.mean_ci(plot.finals(runs))
+    assert t_mean - t_ci < 0 and t_mean + t_ci > 1000  # what the old bands drew
+    grid, mean, low, high = plot.seed_curves(runs, "decision_steps", "return_mean")
+    assert (low >= 0).all() and (high <= 1000).all() and (low <= mean).all() and (mean <= high).all()
+    fig = plot.task_bars(groups, "InvertedPendulum-v5", "deterministic")
+    [bars] = [c for c in fig.axes[0].containers if hasattr(c, "errorbar") and c.errorbar]
+    whisker = bars.errorbar.lines[2][0].get_segments()[0]
+    assert whisker[:, 1].min() == pytest.approx(0.0) and whisker[:, 1].max() == pytest.approx(1000.0)
+    fig_curves = plot.task_curves(groups, "InvertedPendulum-v5", "deterministic", "decision_steps", "return_mean",
+                                  "training return", "training return", smooth=1)
+    band = fig_curves.axes[0].collections[0].get_paths()[0].vertices[:, 1]
+    assert band.min() >= 0 and band.max() <= 1000
+    plot.plt.close(fig)
+    plot.plt.close(fig_curves)
+
+
+def test_plot_refuses_runs_with_missing_repeated_or_misplaced_rows_one_line_each(tmp_path, capsys):
+    fake_run(tmp_path, "good", 10.0, seed=1)
+    for seed, name, change in [(2, "missing", lambda rows: rows[:4] + rows[5:]),
+                               (3, "repeated", lambda rows: rows[:5] + [rows[4]] + rows[5:]),
+                               (4, "swapped", lambda rows: rows[:3] + [rows[4], rows[3]] + rows[5:])]:
+        fake_run(tmp_path, name, 10.0, seed=seed)
+        progress = tmp_path / name / "progress.csv"
+        header, *rows = progress.read_text().splitlines()
+        progress.write_text("\n".join([header] + change(rows)) + "\n")
+    groups = plot.load_groups([str(tmp_path)])
+    err = capsys.readouterr().err.splitlines()
+    assert [folder for _, _, folder in groups[("InvertedPendulum-v5", "deterministic", "SAR-PPO", 0.002)]] == [
+        str(tmp_path / "good")]
+    assert len(err) == 3
+    assert "missing" in err[0] and "a missing row" in err[0] and "n, 2n, 3n" in err[0]
+    assert "repeated" in err[1] and "a repeated row" in err[1]
+    assert "swapped" in err[2] and "out of order" in err[2]
+
+
+def test_plot_bad_paths_and_values_exit_2_with_one_line(tmp_path, capsys):
+    fake_run(tmp_path, "sar1", 10.0)
+    for argv, named in [([str(tmp_path / "nowhere")], "does not exist"),
+                        ([str(tmp_path / "sar1" / "config.json")], "is a file"),
+                        ([str(tmp_path), "--max-steps", "-5"], "--max-steps"),
+                        ([str(tmp_path), "--max-steps", "0"], "--max-steps"),
+                        ([str(tmp_path), "--kinds", "pie"], "--kinds")]:
+        with pytest.raises(SystemExit) as exit_info:
+            plot.main(argv + ["--out", str(tmp_path / "figures")])
+        err = capsys.readouterr().err
+        assert exit_info.value.code == 2 and err.count("\n") == 1 and named in err, (argv, err)
+        assert "not a folder" not in err
+    assert not (tmp_path / "figures").exists()
+
+
+def test_plot_on_unfinished_runs_only_names_partial(tmp_path, capsys):
+    fake_run(tmp_path, "sar1", 10.0, total_steps=10_000)
+    with pytest.raises(SystemExit) as exit_info:
+        plot.main([str(tmp_path), "--out", str(tmp_path / "figures")])
+    last = capsys.readouterr().err.splitlines()[-1]
+    assert exit_info.value.code == 2 and "--partial" in last and "1 run(s) found unfinished" in last
+    assert plot.main([str(tmp_path), "--partial", "--table"]) == 0
+
+
+def test_plot_writes_every_figure_named_by_task_and_skips_unfinished_runs(tmp_path, capsys):
     runs = tmp_path / "runs"
     for seed in (1, 2):
         fake_run(runs, f"sar{seed}", 10.0 * seed, seed=seed)
         fake_run(runs, f"ppo{seed}", 1.0, method="PPO", seed=seed, noise="ext-force")
+        fake_run(runs, f"hop{seed}", 30.0, seed=seed, env_id="Hopper-v5", dt=0.008)
+        fake_run(runs, f"variant{seed}", 99.0, method="SAR-PPO (d_max=0.2)", seed=seed)
     fake_run(runs, "unfinished", 3.0, seed=3, total_steps=10_000)
+    random_returns = tmp_path / "random.csv"
+    random_returns.write_text("env_id,return_mean\nInvertedPendulum-v5,5\nHopper-v5,10\n")
     out = tmp_path / "figures"
-    assert plot.main([str(runs), "--out", str(out), "--x", "physical_time_s", "--format", "pdf"]) == 0
-    assert "unfinished" in capsys.readouterr().err
+    assert plot.main([str(runs), "--out", str(out), "--x", "physical_time_s", "--format", "pdf",
+                      "--random-returns", str(random_returns)]) == 0
+    captured = capsys.readouterr()
+    assert "unfinished" in captured.err and "d_max" not in captured.out  # variants only with --variants
     names = sorted(p.name for p in out.iterdir())
-    assert names == sorted(f"{s}_{kind}.pdf" for s in ("deterministic", "ext-force") for kind in
-                           ("return_vs_physical_time_s", "final_return", "action_duration",
-                            "grid_return_vs_physical_time_s", "final_return_normalised"))
+    per_task = [f"{task}_{setting}_{kind}.pdf" for task, setting in [("InvertedPendulum-v5", "deterministic"),
+                                                                     ("Hopper-v5", "deterministic"),
+                                                                     ("InvertedPendulum-v5", "ext-force")]
+                for kind in ("return_vs_physical_time_s", "final_return", "action_duration_vs_physical_time_s")]
+    assert names == sorted(per_task + [
+        "deterministic_grid_return_vs_physical_time_s_InvertedPendulum+Hopper.pdf",
+        "ext-force_grid_return_vs_physical_time_s_InvertedPendulum-v5.pdf",
+        "deterministic_final_return_normalised_InvertedPendulum+Hopper.pdf"])  # normalised: deterministic only
     assert all(p.stat().st_size > 1000 for p in out.iterdir())
     with pytest.raises(SystemExit) as exit_info:
         plot.main([str(runs), "--out", str(out), "--smooth", "0"])
@@ -520,6 +597,55 @@ def test_plot_writes_every_figure_and_skips_unfinished_runs(tmp_path, capsys):
     assert "unfinished" not in captured.err  # runs left out by --only are not even read
     assert sorted(line.split(" | ")[0] for line in captured.out.splitlines() if line.startswith("| sar") or
                   line.startswith("| ppo")) == ["| ppo2", "| sar1"]
+    assert plot.main([str(runs), "--table", "--variants"]) == 0
+    assert "SAR-PPO (d_max=0.2)" in capsys.readouterr().out
+
+
+def test_plot_redraws_the_same_bytes(tmp_path):
+    for seed in (1, 2):
+        fake_run(tmp_path / "runs", f"sar{seed}", 10.0 * seed, seed=seed)
+    for out in ("a", "b"):
+        assert plot.main([str(tmp_path / "runs"), "--out", str(tmp_path / out), "--kinds", "curves", "bars"]) == 0
+    names = sorted(p.name for p in (tmp_path / "a").iterdir())
+    assert len(names) == 2
+    for name in names:
+        data = (tmp_path / "a" / name).read_bytes()
+        assert data == (tmp_path / "b" / name).read_bytes() and b"matplotlib version" not in data
+
+
+def test_plot_gives_each_method_one_colour_in_every_kind_of_figure(tmp_path):
+    for seed in (1, 2):
+        for method in ("SAR-PPO", "FiGAR-C-PPO", "PPO"):
+            for dt in (0.002, 0.04):
+                fake_run(tmp_path, f"{method}{dt}_{seed}", 100.0 * seed, method=method, dt=dt, seed=seed)
+            fake_run(tmp_path, f"{method}_noise{seed}", 50.0, method=method, seed=seed, noise="action")
+    groups = plot.load_groups([str(tmp_path)])
+    base = {m: np.array(plot.matplotlib.colors.to_rgb(plot.METHOD_COLORS[m])) for m in ("SAR-PPO", "FiGAR-C-PPO", "PPO")}
+
+    def hue_of(rgba):
+        """Which method's colour `rgba` is a shade of (mixed with white): the one it lies on the line to white from."""
+        rgb = np.array(rgba[:3])
+        distance = {m: np.linalg.norm(np.cross(rgb - 1, c - 1)) / np.linalg.norm(c - 1) for m, c in base.items()}
+        return min(distance, key=distance.get)
+
+    ip = "InvertedPendulum-v5"
+    curves = plot.task_curves(groups, ip, "deterministic", "decision_steps", "return_mean", "r", "r", smooth=1)
+    for line in curves.axes[0].get_lines():
+        assert hue_of(plot.matplotlib.colors.to_rgba(line.get_color())) == line.get_label().split(",")[0]
+    bars = plot.task_bars(groups, ip, "deterministic")
+    ticks = [t.get_text() for t in bars.axes[0].get_xticklabels()]
+    for patch in bars.axes[0].patches:
+        assert hue_of(patch.get_facecolor()) == ticks[round(patch.get_x() + patch.get_width() / 2)]
+    grid = plot.grid_figure(groups, "deterministic", "decision_steps", smooth=1)
+    for ax in grid.axes:
+        method = ax.get_title().split(" on")[0]
+        assert all(hue_of(plot.matplotlib.colors.to_rgba(line.get_color())) == method for line in ax.get_lines())
+    fig5 = plot.fig5_figure(groups, "decision_steps", 1, [ip])
+    for line in fig5.axes[0].get_lines():
+        assert hue_of(plot.matplotlib.colors.to_rgba(line.get_color())) == line.get_label().split(" (n")[0]
+    assert len(fig5.axes[0].get_lines()) == 3
+    for fig in (curves, bars, grid, fig5):
+        plot.plt.close(fig)
 
 
 def test_plot_moving_average_is_what_help_says(capsys):
@@ -544,7 +670,7 @@ def test_plot_grid_has_a_row_per_method_a_column_per_task_and_shared_y_per_colum
     fig = plot.grid_figure(plot.load_groups([str(tmp_path)]), "deterministic", "decision_steps", smooth=3)
     assert fig.axes[0].get_subplotspec().get_geometry()[:2] == (2, 2)  # rows: methods, columns: tasks
     assert [ax.get_title() for ax in fig.axes] == [  # the paper's orders, not alphabetical
-        "SAR-PPO on InvertedPendulum-v5 (n = 2)", "SAR-PPO on Hopper-v5 (n = 2)",
+        "SAR-PPO on\nInvertedPendulum-v5 (n = 2)", "SAR-PPO on Hopper-v5 (n = 2)",  # a long title: two lines
         "PPO on InvertedPendulum-v5 (n = 2)", "PPO on Hopper-v5 (n = 0)"]
     (sar_ip, sar_hop), (ppo_ip, ppo_hop) = fig.axes[:2], fig.axes[2:]
     shared = sar_ip.get_shared_y_axes()
@@ -557,22 +683,57 @@ def test_plot_grid_has_a_row_per_method_a_column_per_task_and_shared_y_per_colum
     plot.plt.close(fig)
 
 
-def test_plot_normalisation_divides_by_the_best_largest_dt_return_of_the_task(tmp_path, capsys):
+def test_plot_normalisation_puts_the_best_largest_dt_return_at_1_and_a_random_policy_at_0(tmp_path, capsys):
     for method, dt, finals in [("SAR-PPO", 0.04, (700, 900)), ("PPO", 0.04, (1000, 1000)),
                                ("SAR-PPO", 0.002, (500, 600)), ("PPO", 0.002, (100, 300))]:
         for seed, final in enumerate(finals):
             fake_run(tmp_path, f"ip_{method}{dt}_{seed}", float(final), method=method, dt=dt, seed=seed)
-    for seed, (dt, final) in enumerate([(0.02, -5.0), (0.001, -4.0), (0.001, -10.0)]):  # Reacher: R* < 0
+    for seed, (dt, final) in enumerate([(0.02, -5.0), (0.001, -4.0), (0.001, -45.0)]):  # Reacher: R* < 0
         fake_run(tmp_path, f"reacher{seed}", final, dt=dt, seed=seed, env_id="Reacher-v5")
-    fake_run(tmp_path, "hopper", 0.0, dt=0.008, env_id="Hopper-v5")  # R* = 0: no ratio
-    refs, scores = plot.normalised_finals(plot.load_groups([str(tmp_path)]), "deterministic")
-    assert "Hopper-v5 (deterministic) left out" in capsys.readouterr().err
-    assert refs == {"InvertedPendulum-v5": (1000.0, "PPO", 0.04), "Reacher-v5": (-5.0, "SAR-PPO", 0.02)}
+    fake_run(tmp_path, "hopper", 10.0, dt=0.008, env_id="Hopper-v5")  # R* = R_random: no scale
+    fake_run(tmp_path, "walker", 10.0, dt=0.008, env_id="Walker2d-v5")  # no R_random
+    chance = {"InvertedPendulum-v5": 0.0, "Reacher-v5": -45.0, "Hopper-v5": 10.0}
+    refs, scores = plot.normalised_finals(plot.load_groups([str(tmp_path)]), "deterministic", chance)
+    err = capsys.readouterr().err
+    assert "Hopper-v5 (deterministic) left out" in err and "Walker2d-v5 (deterministic) left out" in err
+    assert refs == {"InvertedPendulum-v5": (1000.0, "PPO", 0.04, 0.0), "Reacher-v5": (-5.0, "SAR-PPO", 0.02, -45.0)}
     ip = "InvertedPendulum-v5", "deterministic"
     assert list(scores[(*ip, "SAR-PPO", 0.04)]) == pytest.approx([0.7, 0.9])
     assert list(scores[(*ip, "SAR-PPO", 0.002)]) == pytest.approx([0.5, 0.6])
     assert list(scores[(*ip, "PPO", 0.002)]) == pytest.approx([0.1, 0.3])
-    assert sorted(scores[("Reacher-v5", "deterministic", "SAR-PPO", 0.001)]) == pytest.approx([0.0, 1.2])  # 2 - R/R*
+    # a negative R*: still 1 at R*, 0 at R_random, higher is better: (−4 + 45) / 40 and (−45 + 45) / 40
+    assert sorted(scores[("Reacher-v5", "deterministic", "SAR-PPO", 0.001)]) == pytest.approx([0.0, 41 / 40])
+    assert plot.read_random_returns(os.path.join(HERE, "results", "random_returns.csv")).keys() == set(plot.TASKS)
+
+
+def test_plot_fig5_draws_a_row_per_stochastic_setting_for_any_subset_of_tasks_with_a_verdict(tmp_path, capsys):
+    finals = {("SAR-PPO", "action"): (900, 950), ("FiGAR-C-PPO", "action"): (100, 200),  # above by the intervals
+              ("SAR-PPO", "ext-force"): (300, 900), ("FiGAR-C-PPO", "ext-force"): (400, 500),  # by the mean only
+              ("SAR-PPO", "ext-force-perceptible"): (10, 20), ("FiGAR-C-PPO", "ext-force-perceptible"): (30, 40)}
+    for (method, noise), values in finals.items():
+        for seed, final in enumerate(values, 1):
+            fake_run(tmp_path, f"hop_{method}_{noise}_{seed}", float(final), method=method, seed=seed,
+                     noise=noise, env_id="Hopper-v5", dt=0.0005)
+    fake_run(tmp_path, "hop_larger_dt", 5.0, noise="action", env_id="Hopper-v5", dt=0.008)  # not δ_lowest
+    fake_run(tmp_path, "ip_action", 1000.0, noise="action")  # a task with one setting and one method
+    fake_run(tmp_path, "ip_deterministic", 1000.0)  # not a stochastic setting
+    out = tmp_path / "figures"
+    assert plot.main([str(tmp_path), "--out", str(out), "--kinds", "fig5"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert sorted(p.name for p in out.iterdir()) == ["fig5_return_vs_decision_steps_InvertedPendulum+Hopper.png"]
+    table = lines[lines.index(next(line for line in lines if line.startswith("| task | setting | δ (ms)"))):]
+    assert table[2:6] == [
+        "| InvertedPendulum-v5 | action | 2 | 1,000 | 1000.0 [1000.0, 1000.0] (1) | – | – |",
+        "| Hopper-v5 | action | 0.5 | 1,000 | 925.0 [900.0, 950.0] (2) | 150.0 [100.0, 200.0] (2) | SAR above by the intervals |",
+        "| Hopper-v5 | ext-force | 0.5 | 1,000 | 600.0 [300.0, 900.0] (2) | 450.0 [400.0, 500.0] (2) | by the mean only |",
+        "| Hopper-v5 | ext-force-perceptible | 0.5 | 1,000 | 15.0 [10.0, 20.0] (2) | 35.0 [30.0, 40.0] (2) | not |"]
+    groups = plot.load_groups([str(tmp_path)])
+    fig = plot.fig5_figure(groups, "decision_steps", 1, ["InvertedPendulum-v5", "Hopper-v5"])
+    assert fig.axes[0].get_subplotspec().get_geometry()[:2] == (3, 2)  # rows: settings, columns: tasks
+    titles = [ax.get_title() for ax in fig.axes]
+    assert titles[1] == "Hopper-v5, action\nδ = 0.5 ms" and titles[5] == "Hopper-v5, ext-force-perceptible\nδ = 0.5 ms"
+    assert len(fig.axes[1].get_lines()) == 2 and len(fig.axes[2].get_lines()) == 0  # IP: action only
+    plot.plt.close(fig)
 
 
 def test_plot_orders_methods_as_the_paper_with_each_variant_after_its_base():
@@ -581,27 +742,31 @@ def test_plot_orders_methods_as_the_paper_with_each_variant_after_its_base():
                                                  "FiGAR-C-PPO (no limit on t)", "PPO", "other"]
 
 
-def test_plot_summary_gives_a_row_per_task_at_its_smallest_and_largest_dt(tmp_path, capsys):
+def test_plot_summary_gives_a_row_per_task_and_dt_main_methods_unless_asked(tmp_path, capsys):
     for seed in (1, 2):
         fake_run(tmp_path, f"hop_sar{seed}", 2000.0 + seed, seed=seed, dt=0.008, env_id="Hopper-v5")
-        for dt, final in ((0.002, 900.0), (0.01, 1.0), (0.04, 1000.0)):  # the middle δ is left out
+        for dt, final in ((0.002, 900.0), (0.04, 1000.0)):
             fake_run(tmp_path, f"ip_sar{dt}_{seed}", final, dt=dt, seed=seed)
+        fake_run(tmp_path, f"ip_variant{seed}", 5.0, seed=seed, method="SAR-PPO (l2)")
     fake_run(tmp_path, "ip_ppo", 500.0, method="PPO", dt=0.002, rows=20)  # a longer budget
     assert plot.main([str(tmp_path), "--summary"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[2] == "| task | δ (s) | decisions | SAR-PPO, largest δ | SAR-PPO, smallest δ | PPO, largest δ | PPO, smallest δ |"
-    assert lines[4:] == [  # the paper's order of tasks; – where no run finished
-        "| InvertedPendulum-v5 | 0.04, 0.002 | 1,000–2,000 | 1000.0 ± 0.0 (2) | 900.0 ± 0.0 (2) | – | 500.0 (1) |",
-        "| Hopper-v5 | 0.008 | 1,000 | 2001.5 ± 6.4 (2) | – | – | – |"]  # one δ: shown once
+    assert lines[0].startswith("deterministic:") and lines[2] == "| task | δ (s) | decisions | SAR-PPO | PPO |"
+    assert lines[4:] == [  # the paper's order of tasks, largest δ first; – where no run finished
+        "| InvertedPendulum-v5 | 0.04 | 1,000 | 1000.0 ± 0.0 (2) | – |",
+        "| InvertedPendulum-v5 | 0.002 | 1,000–2,000 | 900.0 ± 0.0 (2) | 500.0 (1) |",
+        "| Hopper-v5 | 0.008 | 1,000 | 2001.5 ± 6.4 (2) | – |"]  # one δ: its own row, not "largest δ"
+    assert plot.main([str(tmp_path), "--summary", "--variants"]) == 0
+    assert capsys.readouterr().out.splitlines()[2] == "| task | δ (s) | decisions | SAR-PPO | SAR-PPO (l2) | PPO |"
 
 
 def test_readme_final_returns_come_from_the_committed_runs():
-    # a clean clone must hold the runs behind every README results table (issue #6)
+    # a clean clone must hold the runs behind every results table of the report, results/README.md
     here = os.path.dirname(os.path.abspath(__file__))
     groups = plot.load_groups([os.path.join(here, "results", "runs")])
     pendulums_and_hopper = [k for k in groups if k[0] in ("InvertedPendulum-v5", "InvertedDoublePendulum-v5", "Hopper-v5")]
     assert len(pendulums_and_hopper) >= 30  # 9 + 9 + 6 δ-cells + 6 noisy
-    with open(os.path.join(here, "README.md")) as f:
+    with open(os.path.join(here, "results", "README.md")) as f:
         readme = f.read()
     for runs in groups.values():  # every group of two seeds or more; single seeds are partial results
         mean, ci = plot.mean_ci([plot.final_return(c) for _, c, _ in runs])
@@ -1147,11 +1312,39 @@ def readme_section(title):
 
 
 def test_readme_snippet_to_use_sar_in_your_own_project_runs_as_written():
-    section = readme_section("## Use SAR in your own project")
-    snippet = section.split("```python\n")[1].split("```")[0]
-    scope = {}
-    exec(compile(snippet, "README.md", "exec"), scope)  # noqa: S102 - the README's own code
+    # the section's first block is the user's file: the imports, then (where its comment says) the class and
+    # check_wrapped copied from sar_ppo.py, then the example
+    import inspect
+    block = readme_section("## Use SAR in your own project").split("```python\n")[1].split("```")[0]
+    imports, example = block.split("\n\n", 1)
+    assert "SafeActionRepetition" in example and "import" not in example
+    source = "\n\n\n".join(inspect.getsource(f) for f in (sar_ppo.SafeActionRepetition, sar_ppo.check_wrapped))
+    scope = {"__name__": "readme"}
+    exec(compile(imports + "\n\n\n" + source + "\n\n\n" + example, "README.md", "exec"), scope)  # noqa: S102
     assert 1 <= scope["info"]["w"] <= 4  # Pendulum-v1: δ = 0.05 s, max_t = 0.2 s
+
+
+def test_every_file_and_heading_the_readmes_link_exists():
+    # README.md, the report and benchmark/README.md: each relative link or image names a file of the clone, and
+    # each #anchor a heading of its file (GitHub's slugs: lower case, punctuation dropped, spaces as hyphens)
+    import re
+    from pathlib import Path
+
+    def slugs(path):
+        text = re.sub(r"```.*?```", "", Path(path).read_text(), flags=re.S)
+        return {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-") for h in re.findall(r"^#+ (.*)$", text, re.M)}
+    broken, checked = [], 0
+    for doc in ("README.md", "results/README.md", "benchmark/README.md"):
+        doc = os.path.join(HERE, doc)
+        text = re.sub(r"```.*?```", "", Path(doc).read_text(), flags=re.S)
+        for target in re.findall(r"\]\(([^)\s]+)\)", text):
+            if not re.match(r"https?://", target):
+                path, _, anchor = target.partition("#")
+                full = os.path.normpath(os.path.join(os.path.dirname(doc), path)) if path else doc
+                checked += 1
+                if not os.path.exists(full) or anchor and anchor not in slugs(full):
+                    broken.append(f"{os.path.relpath(doc, HERE)}: {target}")
+    assert checked >= 50 and broken == []
 
 
 def test_config_records_the_commit_of_the_code_at_every_start_and_resume(tmp_path):
@@ -1237,3 +1430,714 @@ def test_status_tells_finished_unfinished_and_not_started_runs_of_a_figure_scrip
     with pytest.raises(SystemExit) as exit_info:
         status.main([])
     assert exit_info.value.code == 2 and "not a command of sar_ppo.py" in capsys.readouterr().err
+
+
+# ---- the SLURM path on a one-node cluster
+import re  # noqa: E402
+import socket  # noqa: E402
+
+SLURM_PROGRAMS = ("munged", "slurmctld", "slurmd", "sbatch", "squeue", "scancel", "scontrol", "sinfo")
+SLURM_LIST = os.path.join(HERE, "benchmark", "fig_dt_invariance.sh")
+# A figure script's runs with tiny budgets: 8 updates of 128 decisions each, written to a tmp folder.
+SLURM_BUDGET = "--total-steps 1024 --num-steps 128 --minibatch-size 64"
+
+
+def slurm_sh(args, task, cwd=HERE):
+    env = {k: v for k, v in os.environ.items() if k not in ("SLURM_ARRAY_TASK_ID", "SEEDS")}
+    env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
+    if task is not None:
+        env["SLURM_ARRAY_TASK_ID"] = task
+    return subprocess.run(["bash", os.path.join(HERE, "benchmark", "slurm.sh"), *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+def tiny_commands(folder):
+    """The InvertedPendulum δ_lowest commands of a figure script's --list (SAR-PPO, FiGAR-C-PPO, PPO),
+    their budgets made tiny and their runs sent to `folder`."""
+    listed = subprocess.run(["bash", SLURM_LIST, "--list"], env={**os.environ, "SEEDS": "1"}, capture_output=True,
+                            text=True, check=True).stdout.splitlines()
+    return [re.sub(r"--log-dir \S+", f"--log-dir {folder}", re.sub(r"--total-steps \d+", SLURM_BUDGET, line))
+            for line in listed if "--env-id InvertedPendulum-v5 --dt lowest " in line]
+
+
+@pytest.mark.parametrize("args,task,says", [
+    ([], "1", "usage: sbatch --array=1-N"),
+    (["--list"], "1", "--list is the figure script's flag"),
+    ([SLURM_LIST, "--list"], "1", "usage: sbatch --array=1-N"),
+    (["no/such/list"], "1", "no command list at no/such/list"),
+    ([SLURM_LIST], None, "SLURM_ARRAY_TASK_ID is not set"),
+    ([SLURM_LIST], "x", "task id 'x' is not a whole number"),
+    ([SLURM_LIST], "1.5", "task id '1.5' is not a whole number"),
+    ([SLURM_LIST], "0", "task 0 is out of range"),
+    ([SLURM_LIST], "99999999999999999999", "task 99999999999999999999 is out of range"),
+    ("commands.txt", "4", "task 4 is out of range: commands.txt has 3 commands, 1 to 3 (sbatch --array=1-3)"),
+    ("empty.txt", "1", "empty.txt lists no commands"),
+])
+def test_slurm_sh_refuses_bad_input_in_one_line_before_any_work(tmp_path, args, task, says):
+    (tmp_path / "commands.txt").write_text("\n".join(tiny_commands(tmp_path / "runs")) + "\n\n")
+    (tmp_path / "empty.txt").write_text("\n  \n")
+    if isinstance(args, str):  # a file of commands, named relative to the project's folder
+        args = [os.path.relpath(tmp_path / args, HERE)]
+        says = says.replace(os.path.basename(args[0]), args[0])
+    done = slurm_sh(args, task)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.splitlines() == [done.stderr.strip()]
+    assert done.stderr.startswith("slurm.sh: ") and says in done.stderr
+    assert sorted(os.listdir(tmp_path)) == ["commands.txt", "empty.txt"]  # nothing written
+
+
+def test_slurm_sh_runs_the_tasks_line_from_the_projects_folder_with_one_thread(tmp_path):
+    show = "python -c 'import os, sys; print(os.getcwd(), os.environ[\"OMP_NUM_THREADS\"], sys.argv[1:])'"
+    (tmp_path / "commands.txt").write_text(f"true\n\n{show} 'a b' c\nfalse\n")
+    done = slurm_sh([str(tmp_path / "commands.txt")], "02")
+    assert done.returncode == 0 and done.stdout.splitlines()[-1] == f"{HERE} 1 ['a b', 'c']"
+    away = slurm_sh([str(tmp_path / "commands.txt")], "2", cwd=tmp_path)
+    assert away.returncode == 2 and "submit from the project's folder" in away.stderr
+
+
+def slurm_program(name):
+    return shutil.which(name) or shutil.which(name, path="/usr/sbin:/sbin")
+
+
+def slurm_or_skip():
+    """SLURM and munge from Debian's packages: .ci/run installs them; a root shell with apt-get installs them
+    here. The test skips only where they are absent and cannot be installed."""
+    missing = [name for name in SLURM_PROGRAMS if not slurm_program(name)]
+    if missing and os.geteuid() == 0 and shutil.which("apt-get"):
+        subprocess.run("apt-get update -qq && apt-get install -y -qq --no-install-recommends slurm-wlm munge",
+                       shell=True, capture_output=True, env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
+        missing = [name for name in SLURM_PROGRAMS if not slurm_program(name)]
+    if missing:
+        pytest.skip(f"SLURM is not installed ({', '.join(missing)} missing) and cannot be installed here: "
+                    "as root on Debian, apt-get install slurm-wlm munge")
+    if os.geteuid() != 0:
+        pytest.skip("the one-node SLURM cluster runs its daemons as root (SlurmUser=root); run the test as root")
+
+
+def wait_for(condition, what, timeout=300, logs=()):
+    """Polls until condition() is true; the timeout only bounds a failure, it assumes no speed."""
+    end = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > end:
+            tails = "".join(f"\n--- {log}:\n" + "".join(open(log, errors="replace").readlines()[-15:])
+                            for log in logs if os.path.exists(log))
+            pytest.fail(f"timed out after {timeout} s waiting for {what}{tails}")
+        time.sleep(0.2)
+
+
+def free_ports(n):
+    sockets = [socket.socket() for _ in range(n)]
+    for s in sockets:
+        s.bind(("127.0.0.1", 0))
+    ports = [s.getsockname()[1] for s in sockets]
+    for s in sockets:
+        s.close()
+    return ports
+
+
+@pytest.fixture
+def slurm_cluster(tmp_path):
+    """munged, slurmctld and slurmd on this machine, all state in tmp_path; yields the environment of
+    the clients (sbatch, squeue, ...) and stops every daemon it started, by pid, whatever happens."""
+    slurm_or_skip()
+    top = tmp_path / "cluster"
+    for sub in ("munge", "state", "spool", "log"):
+        (top / sub).mkdir(parents=True)
+    (top / "munge").chmod(0o755)
+    key = top / "munge" / "munge.key"
+    key.write_bytes(os.urandom(1024))
+    key.chmod(0o400)
+    hardware = subprocess.run([slurm_program("slurmd"), "-C"], capture_output=True, text=True).stdout
+    cpus, memory = (int(re.search(rf"{name}=(\d+)", hardware)[1]) for name in ("CPUs", "RealMemory"))
+    ports = free_ports(2)
+    # No cgroups (proctrack/linuxproc, task/none), so it runs in a container too; everything in tmp_path.
+    (top / "slurm.conf").write_text(f"""\
+ClusterName=sartest
+SlurmctldHost=localhost(127.0.0.1)
+SlurmctldPort={ports[0]}
+SlurmdPort={ports[1]}
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket={top}/munge/munge.socket
+SlurmUser=root
+SlurmdUser=root
+StateSaveLocation={top}/state
+SlurmdSpoolDir={top}/spool
+SlurmctldPidFile={top}/slurmctld.pid
+SlurmdPidFile={top}/slurmd.pid
+SlurmctldLogFile={top}/log/slurmctld.log
+SlurmdLogFile={top}/log/slurmd.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+MpiDefault=none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_CPU
+SchedulerType=sched/builtin
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+MailProg=/bin/true
+ReturnToService=2
+KillWait=5
+MinJobAge=3600
+NodeName=localhost NodeAddr=127.0.0.1 CPUs={cpus} RealMemory={memory} State=UNKNOWN
+PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP
+""")
+    # The clients read this slurm.conf; the tasks inherit PATH, so their `python` is this one (as with a venv active).
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "SBATCH_", "SQUEUE_"))},
+           "SLURM_CONF": str(top / "slurm.conf"),  # and no option of a real cluster's environment
+           "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")}
+    logs = [str(top / "log" / f"{name}.log") for name in ("munged", "slurmctld", "slurmd")]
+    daemons, outputs = [], []
+
+    def start(*command):
+        outputs.append(open(top / "log" / f"{os.path.basename(command[0])}.out", "w"))
+        daemons.append(subprocess.Popen(command, env=env, stdout=outputs[-1], stderr=subprocess.STDOUT))
+
+    def alive():
+        dead = [f"{daemon.args[0]} (exit {daemon.returncode})" for daemon in daemons if daemon.poll() is not None]
+        return not dead or pytest.fail("a SLURM daemon exited: " + ", ".join(dead))
+
+    try:
+        start(slurm_program("munged"), "--foreground", "--force", f"--key-file={key}",
+              f"--socket={top}/munge/munge.socket", f"--pid-file={top}/munge/munged.pid",
+              f"--log-file={logs[0]}", f"--seed-file={top}/munge/munged.seed")
+        wait_for(lambda: alive() and os.path.exists(top / "munge" / "munge.socket"), "munged's socket", 60, logs)
+        start(slurm_program("slurmctld"), "-D", "-i", "-f", str(top / "slurm.conf"))
+        start(slurm_program("slurmd"), "-D", "-N", "localhost", "-f", str(top / "slurm.conf"))
+        wait_for(lambda: alive() and subprocess.run([slurm_program("sinfo"), "-h", "-o", "%t"], env=env,
+                                                    capture_output=True, text=True).stdout.strip() == "idle",
+                 "the node to be idle", 120, logs)
+        yield env
+    finally:
+        if len(daemons) == 3 and all(daemon.poll() is None for daemon in daemons):  # no task outlives the test
+            subprocess.run([slurm_program("scancel"), "--user", str(os.geteuid())], env=env, capture_output=True)
+            end = time.monotonic() + 60
+            while time.monotonic() < end and subprocess.run(
+                    [slurm_program("squeue"), "-h"], env=env, capture_output=True, text=True).stdout.strip():
+                time.sleep(0.2)
+        for daemon in reversed(daemons):
+            daemon.terminate()
+            try:
+                daemon.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                daemon.kill()
+                daemon.wait()
+        for output in outputs:
+            output.close()
+
+
+def slurm(env, *command):
+    return subprocess.run([slurm_program(command[0]), *command[1:]], env=env, capture_output=True, text=True,
+                          check=True).stdout
+
+
+def task_states(env, job):
+    """{array task: (state, exit code)} of an array job."""
+    lines = slurm(env, "scontrol", "show", "job", "-o", job).splitlines()
+    return {int(re.search(r"ArrayTaskId=(\d+)", line)[1]): (re.search(r"JobState=(\S+)", line)[1],
+                                                            re.search(r"ExitCode=(\S+)", line)[1]) for line in lines}
+
+
+def submit_array(env, commands_file, n, out):
+    """The README's sbatch line, from the project's folder, with the cluster's partition, time and memory."""
+    return slurm(env, "sbatch", "--parsable", f"--array=1-{n}", "--partition=debug", "--time=30", "--mem=1G",
+                 f"--output={out}/slurm-%A_%a.out", "benchmark/slurm.sh", str(commands_file)).strip()
+
+
+def whole_rows(folder):
+    try:
+        with open(os.path.join(folder, "progress.csv")) as f:
+            return [line.split(",") for line in f.read().split("\n")[1:-1]]
+    except OSError:
+        return []
+
+
+def test_slurm_array_of_a_figure_script_finishes_and_a_cancelled_task_resumes(slurm_cluster, tmp_path):
+    import status
+    env, runs, out = slurm_cluster, tmp_path / "runs", tmp_path / "out"
+    out.mkdir()
+    commands = tiny_commands(runs)
+    assert [line.split()[1] for line in commands] == ["sar_ppo.py", "figar_ppo.py", "sar_ppo.py"]
+    (tmp_path / "commands.txt").write_text("\n".join(commands) + "\n")
+    folders = [status.status(line)[1] for line in commands]
+    n, rows = 128, 1024 // 128
+    logs = [str(tmp_path / "cluster" / "log" / f"{name}.log") for name in ("slurmctld", "slurmd")]
+
+    def array_done(job):
+        return lambda: not slurm(env, "squeue", "-h", "-j", job).strip()
+
+    def task_output(job, task):
+        with open(out / f"slurm-{job}_{task}.out") as f:
+            return f.read()
+
+    # First submission: task 1 (SAR-PPO) is stopped mid-run, then cancelled.
+    first = submit_array(env, tmp_path / "commands.txt", len(commands), out)
+    pid = []
+
+    def started():  # slurm.sh exec's its command: the task's process becomes the run's
+        job = slurm(env, "squeue", "-h", "-j", f"{first}_1", "-t", "RUNNING", "-o", "%A").strip()
+        listed = subprocess.run([slurm_program("scontrol"), "listpids", job], env=env, capture_output=True, text=True)
+        for line in listed.stdout.splitlines()[1:] if job else []:
+            try:
+                with open(f"/proc/{line.split()[0]}/cmdline", "rb") as f:
+                    if b"sar_ppo.py" in f.read():
+                        pid.append(int(line.split()[0]))
+            except OSError:
+                pass
+        return pid
+
+    wait_for(started, "task 1's run to start", logs=logs)
+    wait_for(lambda: len(whole_rows(folders[0])) >= 1, "task 1's first row", logs=logs)
+    os.kill(pid[0], signal.SIGSTOP)  # holds it at a row, however fast this machine is
+    cut = len(whole_rows(folders[0]))
+    assert 1 <= cut < rows, f"task 1 had {cut} rows when stopped"
+    slurm(env, "scancel", f"{first}_1")
+    wait_for(array_done(first), "the first array to end", logs=logs)
+    states = task_states(env, first)
+    assert states[1][0] == "CANCELLED" and states[2] == states[3] == ("COMPLETED", "0:0")
+    before = whole_rows(folders[0])
+    kept = len(before)
+    assert cut <= kept < rows  # a cancelled run keeps its rows, and is unfinished
+    listed = subprocess.run([sys.executable, "benchmark/status.py"], input="\n".join(commands), cwd=HERE,
+                            capture_output=True, text=True, check=True).stdout.splitlines()
+    assert listed[0] == "finished: 2" and listed[1] == "unfinished: 1" and "(checkpoint.pt)" in listed[2]
+    saved = torch.load(os.path.join(folders[0], "checkpoint.pt"), weights_only=True)["counters"]["update"]
+    assert 1 <= saved <= kept
+
+    # The same array again: task 1 continues from its checkpoint, the finished runs only say so.
+    second = submit_array(env, tmp_path / "commands.txt", len(commands), out)
+    wait_for(array_done(second), "the second array to end", logs=logs)
+    assert task_states(env, second) == {task: ("COMPLETED", "0:0") for task in (1, 2, 3)}
+    assert whole_rows(folders[0])[:saved] == before[:saved]  # up to its checkpoint, as it was
+    assert all("is finished" in task_output(second, task) for task in (2, 3))
+    listed = subprocess.run([sys.executable, "benchmark/status.py"], input="\n".join(commands), cwd=HERE,
+                            capture_output=True, text=True, check=True).stdout.splitlines()
+    assert listed == ["finished: 3", "unfinished: 0", "not started: 0"]
+    for folder in folders:  # no row lost or repeated
+        assert [int(row[0]) for row in whole_rows(folder)] == [n * k for k in range(1, rows + 1)]
+
+    # plot.py finds the three runs.
+    table = subprocess.run([sys.executable, "plot.py", str(runs), "--table"], cwd=HERE, capture_output=True,
+                           text=True, check=True).stdout
+    for folder in folders:
+        assert re.search(rf"\| {re.escape(os.path.basename(folder))} \| 1,024 \|", table)
+# ---------------------------------------------------------------- the animation
+import animate  # noqa: E402
+
+
+def rendering_unavailable():
+    """Why MuJoCo cannot render headless here (None if it can)."""
+    try:
+        import mujoco
+        context = mujoco.GLContext(8, 8)
+        context.make_current()
+        context.free()
+    except Exception as e:  # no EGL/OSMesa library or device
+        return f"MUJOCO_GL={os.environ.get('MUJOCO_GL')} cannot render: {type(e).__name__}: {e}"
+    return None
+
+
+def test_animation_renders_a_committed_model_to_a_gif_and_never_overwrites_the_committed_one(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_info:  # non-default flags without --out: refused before any work
+        animate.main(["--max-frames", "5"])
+    assert exit_info.value.code == 2 and capsys.readouterr().err.count("\n") == 1
+    reason = rendering_unavailable()
+    if reason:
+        pytest.skip(reason)
+    from PIL import Image
+    out = tmp_path / "five.gif"
+    animate.main(["--max-frames", "5", "--width", "160", "--height", "120", "--out", str(out)])
+    with Image.open(out) as gif:
+        assert gif.n_frames == 5 and gif.size == (160, 120) and gif.info["duration"] == 50
+        gif.seek(4)
+        assert len(np.unique(np.asarray(gif.convert("RGB")).reshape(-1, 3), axis=0)) > 10  # a scene, not a blank frame
+# ---- benchmark commands keep the training scripts' promises
+import io  # noqa: E402
+import shlex  # noqa: E402
+
+import check_reproducible  # noqa: E402
+import same_policy_across_dt  # noqa: E402
+import status  # noqa: E402
+
+BENCHMARK = os.path.join(HERE, "benchmark")
+THEORY = os.path.join(HERE, "results", "theory")
+
+
+def exits_2_with_one_line(call, named, capsys):
+    """`call()` stops before any work with exit status 2 and one line on stderr holding `named`."""
+    with pytest.raises(SystemExit) as exit_info:
+        call()
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and err.count("\n") == 1 and named in err, err
+
+
+def script(name, *args, stdin=None, env=None, timeout=120):
+    return subprocess.run([sys.executable, os.path.join(BENCHMARK, name), *map(str, args)], input=stdin,
+                          capture_output=True, text=True, timeout=timeout, env=env)
+
+
+@pytest.mark.parametrize("module,flags,committed", [
+    (alert_then_off, ["--episodes", "2000"], "alert_then_off.csv"), (alert_then_off, ["--seed", "2"], "alert_then_off.csv"),
+    (exploration, ["--walks", "5"], "exploration.csv"), (pg_variance, ["--trajectories", "20"], "pg_variance.csv"),
+    (pg_variance, ["--envs", "Hopper-v5"], "pg_variance.csv"), (pg_variance, ["--burn-in", "3"], "pg_variance.csv")])
+def test_theory_script_with_other_parameters_names_out_instead_of_writing_the_committed_results(
+        module, flags, committed, capsys):
+    assert module.parse_args([]).out == os.path.join(THEORY, committed)  # the defaults remake the committed numbers
+    exits_2_with_one_line(lambda: module.parse_args(flags), "--out", capsys)
+    exits_2_with_one_line(lambda: module.parse_args(flags + ["--out", os.path.join(THEORY, committed)]), "--out", capsys)
+    figure = os.path.join(THEORY, committed.replace(".csv", ".png"))
+    exits_2_with_one_line(lambda: module.parse_args(flags + ["--out", "/tmp/x.csv", "--figure", figure]), "--figure",
+                          capsys)
+
+
+@pytest.mark.parametrize("module", [alert_then_off, exploration, pg_variance])
+def test_theory_script_docstring_examples_write_no_committed_file(module):
+    for line in module.__doc__.splitlines():
+        if line.strip().startswith("python benchmark/"):
+            flags = shlex.split(line.split("#")[0])[2:]
+            args = module.parse_args(flags)
+            if [f for f in flags if f not in ("--plot-only",)]:  # other parameters than the defaults
+                assert not os.path.realpath(args.out).startswith(os.path.realpath(THEORY)), line
+                assert not os.path.realpath(args.figure).startswith(os.path.realpath(THEORY)), line
+
+
+PG_TINY = ["--envs", "InvertedPendulum-v5", "--dts", "original", "--methods", "VPG", "PPO", "--burn-in", "2",
+           "--trajectories", "3", "--policies", "1", "--workers", "1"]
+
+
+def without_wall_time(path):
+    return [{k: v for k, v in r.items() if k != "wall_time_s"} for r in csv.DictReader(open(path, newline=""))]
+
+
+def test_pg_variance_cuts_a_torn_last_row_and_measures_it_again(tmp_path, one_thread):
+    out = tmp_path / "pg.csv"
+    pg_variance.main(PG_TINY + ["--out", str(out)])
+    whole = without_wall_time(out)
+    text = out.read_text()
+    out.write_text(text[:-12])  # a kill in the middle of writing the last row
+    pg_variance.main(PG_TINY + ["--out", str(out)])
+    assert out.read_text().count("\n") == 3 and without_wall_time(out) == whole
+
+
+@pytest.mark.parametrize("flag,value", [("--trajectories", "4"), ("--burn-in", "1"), ("--max-time", "0.5")])
+def test_pg_variance_refuses_a_csv_of_other_parameters_naming_out(tmp_path, one_thread, capsys, flag, value):
+    out = tmp_path / "pg.csv"
+    pg_variance.main(PG_TINY + ["--out", str(out)])
+    before = out.read_bytes()
+    capsys.readouterr()
+    exits_2_with_one_line(lambda: pg_variance.main(PG_TINY + ["--out", str(out), flag, value]), "--out", capsys)
+    assert out.read_bytes() == before
+
+
+def test_pg_variance_plot_only_without_a_csv_exits_2(tmp_path, capsys):
+    exits_2_with_one_line(lambda: pg_variance.main(["--plot-only", "--out", str(tmp_path / "none.csv")]), "--out", capsys)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("damage", [
+    lambda text: text.replace("env_id,dt", "env,dt"),  # a foreign header
+    lambda text: text.replace("\r\nInvertedPendulum", "InvertedPendulum", 1),  # two rows glued into one line
+    lambda text: text.replace(",PPO,1,", ",PPO,one,"),
+    lambda text: text + text.splitlines(keepends=True)[1]])  # a row twice
+def test_pg_variance_damaged_csv_is_refused_in_one_line(tmp_path, capsys, damage):
+    out = tmp_path / "pg.csv"
+    shutil.copy(os.path.join(THEORY, "pg_variance.csv"), out)
+    out.write_bytes(damage(out.read_bytes().decode()).encode())
+    before = out.read_bytes()
+    exits_2_with_one_line(lambda: pg_variance.main(PG_TINY + ["--out", str(out)]), str(out), capsys)
+    assert out.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["pg.csv"]
+
+
+def test_pg_variance_reads_the_committed_table_as_complete(tmp_path, capsys):
+    out = tmp_path / "pg.csv"
+    shutil.copy(os.path.join(THEORY, "pg_variance.csv"), out)
+    pg_variance.main(["--out", str(out)])  # the default table: nothing left to measure, the figure drawn
+    assert out.read_bytes() == open(os.path.join(THEORY, "pg_variance.csv"), "rb").read()
+    assert capsys.readouterr().out == "" and (tmp_path / "pg.png").stat().st_size > 10_000
+
+
+@pytest.fixture
+def model_run(tiny_run, tmp_path):
+    """A copy of the tiny run whose checkpoint.pt is its model.pt (it holds the same keys)."""
+    run = copy_of(tiny_run, tmp_path)
+    shutil.copy(run / "checkpoint.pt", run / "model.pt")
+    return run
+
+
+def damaged(run, name, data):
+    (run / name).write_bytes(data)
+    return run
+
+
+BENCHMARK_BAD_INPUT = [  # (in-process call on tmp_path / model_run, text the one line must hold)
+    (lambda tmp, run: alert_then_off.parse_args(["--seed", "-1", "--out", str(tmp / "a.csv")]), "--seed"),
+    (lambda tmp, run: exploration.parse_args(["--seed", "-1", "--out", str(tmp / "e.csv")]), "--seed"),
+    (lambda tmp, run: safe_regions.main([str(run), "--seed", "-1"]), "--seed"),
+    (lambda tmp, run: same_policy_across_dt.main(["--seed", "-1", "--episodes", "1", "--burn-in", "0",
+                                                  "--dts", "original", "--env-id", "InvertedPendulum-v5"]), "--seed"),
+    (lambda tmp, run: same_policy_across_dt.main(["--env-id", "Pendulum-v1"]), "--env-id"),
+    (lambda tmp, run: same_policy_across_dt.main(["--model", str(damaged(run, "model.pt", b"garbage"))]), "--model"),
+    (lambda tmp, run: same_policy_across_dt.main(["--model", str(damaged(run, "config.json", b'{"env_id": "InvertedPendulum-v5"}') / "model.pt")]), "--model"),
+    (lambda tmp, run: safe_regions.main([str(damaged(run, "model.pt", b"garbage"))]), "damaged"),
+    (lambda tmp, run: safe_regions.main([str(run), "--out", str(run / "progress.csv" / "figures")]), "--out"),
+    (lambda tmp, run: alert_then_off.parse_args(["--out", str(run / "progress.csv" / "a.csv")]), "--out"),
+    (lambda tmp, run: exploration.parse_args(["--out", str(tmp)]), "--out"),
+    (lambda tmp, run: pg_variance.parse_args(["--out", str(run / "progress.csv" / "pg.csv")]), "--out"),
+    (lambda tmp, run: plot_rising_stochasticity.main([str(tmp), "--out", str(run / "progress.csv")]), "--out"),
+    (lambda tmp, run: plot_rising_stochasticity.main([str(tmp / "missing")]), "missing"),
+]
+
+
+@pytest.mark.parametrize("call,named", BENCHMARK_BAD_INPUT)
+def test_benchmark_bad_input_says_one_line_exits_2_and_writes_nothing(model_run, tmp_path, capsys, call, named):
+    before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    exits_2_with_one_line(lambda: call(tmp_path, model_run), named, capsys)
+    after = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    assert sorted(after) == sorted(before)
+
+
+def test_status_refuses_an_unbalanced_quote_in_one_line(capsys, monkeypatch):
+    monkeypatch.setattr(sys, "stdin", io.StringIO("python sar_ppo.py --run-name 'half\n"))
+    exits_2_with_one_line(lambda: status.main([]), "closing quotation", capsys)
+
+
+@pytest.mark.parametrize("args,named", [(["--updates", "0", "RUN"], "--updates"), (["/nonexistent/run"], "/nonexistent/run"),
+                                        (["RUN", "--no-such-flag"], "--no-such-flag"), (["DAMAGED"], "config.json")])
+def test_check_reproducible_bad_input_says_one_line_and_exits_2(tiny_run, tmp_path, capsys, args, named):
+    damaged_run = damaged(copy_of(tiny_run, tmp_path), "config.json", b'{"method": "SAR-PPO"')
+    args = [{"RUN": str(tiny_run), "DAMAGED": str(damaged_run)}.get(a, a) for a in args]
+    exits_2_with_one_line(lambda: check_reproducible.main(args), named, capsys)
+
+
+def test_check_reproducible_compares_only_the_rows_a_run_has(tiny_run, capsys):
+    assert check_reproducible.main([str(tiny_run), "--updates", "5"]) == 0  # the tiny run has 2 rows
+    assert capsys.readouterr().out.startswith(f"identical: first 2 rows of {tiny_run}")
+
+
+@pytest.mark.parametrize("name,args,named", [("speed.py", ["--threads", "0"], "--threads"),
+                                             ("profile_parts.py", ["--quick"], "--quick")])
+def test_speed_scripts_bad_input_says_one_line_and_exits_2(name, args, named):
+    result = script(name, *args, timeout=60)
+    assert result.returncode == 2 and result.stderr.count("\n") == 1 and named in result.stderr, result.stderr
+
+
+def run_sh(workers, commands):
+    return subprocess.run(["bash", os.path.join(BENCHMARK, "run.sh"), *workers], input=commands,
+                          capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.parametrize("workers", ["0", "-1", "two"])
+def test_run_sh_refuses_a_worker_count_below_one_before_running_anything(tmp_path, workers):
+    result = run_sh([workers], f"touch {tmp_path / 'ran'}\n")
+    assert result.returncode == 2 and result.stderr.count("\n") == 1 and "workers" in result.stderr
+    assert not (tmp_path / "ran").exists()
+
+
+def test_run_sh_exits_non_zero_when_a_command_failed_and_runs_the_others():
+    result = run_sh(["2"], "true\nfalse\n\ntrue\n")
+    assert result.returncode != 0 and result.stdout.count("done:") == 2 and "FAILED: false" in result.stdout
+    assert run_sh(["1"], "true\ntrue\n").returncode == 0
+
+
+def fake_python(tmp_path, runs_exit):
+    """A `python` on PATH that ends every training command with `runs_exit` (and trains nothing), runs
+    status.py for real, and records any other command (a figure drawn) in tmp_path/drawn."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "python").write_text(
+        "#!/bin/sh\n"
+        f'case "$1" in sar_ppo.py|figar_ppo.py) exit {runs_exit};; benchmark/status.py) exec {sys.executable} "$@";; esac\n'
+        f'echo "$*" >> {tmp_path / "drawn"}\n')
+    (bin_dir / "python").chmod(0o755)
+    return {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+
+
+@pytest.mark.parametrize("figure_script", ["fig_ablations.sh", "fig_partial_observability.sh",
+                                           "fig_rising_stochasticity.sh", "fig_safe_regions.sh"])
+def test_figure_script_draws_nothing_when_a_run_failed(tmp_path, figure_script):
+    result = subprocess.run(["bash", os.path.join(BENCHMARK, figure_script), "2"], capture_output=True, text=True,
+                            env=fake_python(tmp_path, 1), timeout=120)
+    assert result.returncode != 0 and "FAILED" in result.stdout and not (tmp_path / "drawn").exists()
+
+
+@pytest.mark.parametrize("figure_script", ["fig_ablations.sh", "fig_rising_stochasticity.sh"])
+def test_figure_script_draws_nothing_from_an_incomplete_set_of_runs(tmp_path, figure_script):
+    env = {**fake_python(tmp_path, 0), "SEEDS": "99"}  # the runs "succeed" but seed 99 has no run folders
+    result = subprocess.run(["bash", os.path.join(BENCHMARK, figure_script), "2"], capture_output=True, text=True,
+                            env=env, timeout=120)
+    assert result.returncode != 0 and "not finished" in result.stderr and not (tmp_path / "drawn").exists()
+
+
+def test_random_returns_measures_a_uniform_policy_and_never_overwrites_the_committed_csv(tmp_path, capsys):
+    import random_returns
+    committed = os.path.join(HERE, "results", "random_returns.csv")
+    before = open(committed).read()
+    with pytest.raises(SystemExit) as exit_info:  # other parameters, the committed file: refused
+        random_returns.main(["--episodes", "2"])
+    assert exit_info.value.code == 2 and "--out" in capsys.readouterr().err and open(committed).read() == before
+    out = tmp_path / "random.csv"
+    random_returns.main(["--envs", "InvertedPendulum-v5", "--episodes", "3", "--out", str(out)])
+    import csv
+    [row] = list(csv.DictReader(open(out)))
+    assert row["env_id"] == "InvertedPendulum-v5" and row["dt"] == "0.04" and row["episodes"] == "3"
+    assert 1 <= float(row["return_min"]) <= float(row["return_mean"]) <= float(row["return_max"]) < 100  # it falls
+# ---------------------------------------------------------------- any gymnasium task
+def test_a_paper_task_gives_the_same_observations_and_rewards_as_before():
+    # Recorded with the code that knew only the eight paper tasks: Hopper-v5 at δ_lowest and at δ0,
+    # seed 7, five fixed actions. Python's float repr round-trips, so equality is exact.
+    recorded = {
+        "lowest": ([1.2539497636016155, 0.002730199365888404, -0.0028085792366020785, -0.0019658057274463707,
+                    0.0037064378004439008, -0.0051819155185452385, -0.021111968124390455, -0.024296311591111917,
+                    -0.048199518280056454, 0.027994326293249418, -0.021061315850036195],
+                   [0.06215969424769315, 0.062159702857399385, 0.06215971012710107, 0.06215971873145076,
+                    0.06215972599580277], 0.9993720512515479, 16000),
+        None: ([1.246402382089822, -0.009427622105945672, -0.01695593928934326, -0.002264962264613336,
+                -0.0017552274454706478, -0.049788421900811494, -0.38236315328055576, -0.6109004476644994,
+                -0.710738759056736, -0.0072499135106432605, -0.27282223708204745],
+               [0.992795447645947, 0.9928095872037204, 0.9719306250020447, 0.9513057434156352, 0.9515744176035245],
+               0.99, 1000),
+    }
+    for level, (last_obs, rewards, gamma_dt, max_steps) in recorded.items():
+        env = envs.make_env("Hopper-v5", level, 0.99)
+        env.reset(seed=7)
+        seen = []
+        for k in range(5):
+            obs, reward, *_ = env.step(np.array([0.5, -0.3, 0.2]) * (1 if k % 2 else -1))
+            seen.append(float(reward))
+        assert [float(x) for x in obs] == last_obs and seen == rewards
+        assert (env.gamma_dt, env.max_steps, env.dt0) == (gamma_dt, max_steps, 0.008)
+    assert envs.is_paper_task("Hopper-v5") and envs.dt0_of("Hopper-v5") == 0.008
+
+
+def test_another_mujoco_task_runs_at_any_dt_as_the_paper_tasks_do():
+    assert not envs.is_paper_task("Pusher-v5") and envs.dt0_of("Pusher-v5") == pytest.approx(0.05)
+    own, fine = envs.make_env("Pusher-v5", None, 0.99), envs.make_env("Pusher-v5", 0.01, 0.99)
+    assert own.unwrapped.frame_skip == 5 and (own.max_steps, own.reward_scale, own.gamma_dt) == (100, 1.0, 0.99)
+    assert fine.unwrapped.frame_skip == 1 and fine.unwrapped.model.opt.timestep == 0.01
+    assert fine.dt0 == pytest.approx(0.05) and fine.max_steps == 500  # the same 5 s: limit × δ0/δ
+    assert fine.reward_scale == pytest.approx(0.2) and fine.gamma_dt == pytest.approx(0.99 ** 0.2)
+    action = np.full(7, 0.3)
+    own.reset(seed=0)
+    own_obs, r_own, *_ = own.step(action)
+    fine.reset(seed=0)  # five δ-steps of the same physics make one δ0-step...
+    steps = [fine.step(action) for _ in range(5)]
+    assert np.array_equal(steps[-1][0], own_obs)
+    assert steps[-1][1] == pytest.approx(0.2 * r_own, rel=1e-12)  # ...paid δ/δ0 of a δ0-step's reward
+    fine.reset(seed=0)
+    for step in range(1, 501):
+        _, _, terminated, truncated, info = fine.step(action)
+        assert not terminated and truncated == (step == 500)
+    assert info["episode"]["l"] == 500 and info["episode"]["t"] == pytest.approx(5.0)
+
+
+def test_a_task_that_is_not_mujoco_runs_at_its_own_step_only():
+    env = envs.make_env("Pendulum-v1", None, 0.9)
+    assert (env.dt, env.dt0, env.gamma_dt, env.reward_scale, env.max_steps) == (0.05, 0.05, 0.9, 1.0, 200)
+    assert envs.resolve_dt("Pendulum-v1", "0.05") == 0.05 and not envs.is_paper_task("Pendulum-v1")
+    env.reset(seed=0)
+    for step in range(1, 201):
+        _, reward, terminated, truncated, info = env.step(np.array([0.0], np.float32))
+        assert reward <= 0 and not terminated and truncated == (step == 200)  # a cost task, cut at its own limit
+    assert info["episode"]["t"] == pytest.approx(10.0)
+    assert envs.dt0_of("MountainCarContinuous-v0") == 1.0  # no `dt` of its own: one step is one unit
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check_env(envs.make_env("MountainCarContinuous-v0"), skip_render_check=True)  # rendering needs pygame
+    for env_id, dt in [("Pendulum-v1", 0.01), ("Pendulum-v1", "lowest"), ("MountainCarContinuous-v0", 0.5)]:
+        with pytest.raises(ValueError, match="^dt: .* runs at its own step only"):
+            envs.make_env(env_id, dt)
+
+
+class Picture(gym.Env):
+    observation_space = gym.spaces.Box(0.0, 1.0, (4, 4), np.float32)
+    action_space = gym.spaces.Box(-1.0, 1.0, (1,), np.float32)
+
+
+gym.register("test/Picture-v0", entry_point=Picture)
+
+
+@pytest.mark.parametrize("env_id,dt,message", [
+    ("Pusher-v5", "lowest", "^dt: levels of Table 1 exist for the eight paper tasks only; give δ in seconds"),
+    ("Pusher-v5", 0.1, "^dt: 0.1 is above Pusher-v5's own δ0"),
+    ("NoSuchTask-v0", None, "^env_id: unknown environment 'NoSuchTask-v0'"),
+    ("Pendulum-v9", None, "^env_id: unknown environment 'Pendulum-v9'"),
+    ("CartPole-v1", None, "^env_id: CartPole-v1 has .* Discrete"),  # discrete actions
+    ("test/Picture-v0", None, r"^env_id: test/Picture-v0 has a Box of shape \(4, 4\) observation"),
+])
+def test_level_names_of_other_tasks_bad_ids_and_spaces_are_refused(env_id, dt, message):
+    with pytest.raises(ValueError, match=message):
+        envs.make_env(env_id, dt)
+
+
+def test_stochastic_settings_and_hold_penalty_stay_with_the_paper_tasks():
+    for call, name in [(lambda: envs.Perturb(envs.make_env("Pusher-v5"), "action"), "std"),
+                       (lambda: envs.HoldPenalty(envs.make_env("Pusher-v5")), "t_thres"),
+                       (lambda: envs.Perturb(envs.make_env("Pusher-v5"), "ext-force", 0.1, 1.0), "kind"),
+                       (lambda: envs.Perturb(envs.make_env("Pendulum-v1"), "ext-force", 0.1, 1.0), "kind")]:
+        with pytest.raises(ValueError, match=rf"^{name}:"):
+            call()
+    env = envs.HoldPenalty(envs.make_env("MountainCarContinuous-v0"), t_thres=3.0, penalty=-1.0)
+    assert env.held_steps == 3  # given explicitly, at the env's own step of 1
+
+
+@pytest.fixture(scope="module")
+def sb3_sar():
+    """examples/sb3_sar.py, the Stable-Baselines3 recipe (stable-baselines3 from benchmark/requirements.txt)."""
+    sys.path.insert(0, os.path.join(HERE, "examples"))
+    import sb3_sar
+    return sb3_sar
+
+
+def test_sb3_recipe_advantages_equal_compute_gae_with_gamma_dt_to_the_w(sb3_sar):
+    from stable_baselines3 import PPO
+    sar = sb3_sar.make_sar_env("Pendulum-v1", None, None)
+    gamma, lam, n = 0.9, 0.95, 8
+    model = PPO("MlpPolicy", sar, gamma=gamma, gae_lambda=lam, n_steps=n, batch_size=n, seed=0,
+                rollout_buffer_class=sb3_sar.DurationRolloutBuffer)
+    callback, buffer = sb3_sar.DurationCallback(), model.rollout_buffer
+    callback.init_callback(model)
+    buffer.reset()
+    rng = np.random.default_rng(0)
+    rewards, values = rng.normal(size=n).astype(np.float32), rng.normal(size=n).astype(np.float32)
+    w = np.array([1, 3, 2, 4, 1, 2, 3, 1])
+    terminated, truncated = np.zeros(n), np.zeros(n)
+    terminated[2], truncated[5] = 1, 1  # one end of each kind
+    final_obs, last_value = np.array([0.5, -0.5, 1.0], np.float32), 0.7
+    infos, episode_start = [], True
+    for t in range(n):  # what SB3's collect_rollouts does around the callback, as DummyVecEnv reports it
+        info, step_rewards = {"w": int(w[t])}, rewards[t:t + 1].copy()
+        if terminated[t] or truncated[t]:
+            info.update({"terminal_observation": final_obs, "TimeLimit.truncated": bool(truncated[t])})
+        callback.update_locals({"infos": [info], "rewards": step_rewards})
+        callback.on_step()
+        infos.append(info)
+        buffer.add(np.zeros((1, 3), np.float32), np.zeros((1, 2), np.float32), step_rewards, np.array([episode_start]),
+                   torch.tensor([[values[t]]]), torch.zeros(1))
+        episode_start = bool(terminated[t] or truncated[t])
+    buffer.compute_returns_and_advantage(torch.tensor([[last_value]]), np.array([False]))
+    with torch.no_grad():
+        v_final = model.policy.predict_values(model.policy.obs_to_tensor(final_obs)[0]).item()
+    next_values = np.append(values[1:], last_value)
+    next_values[2], next_values[5] = 0.0, v_final  # a termination ends the return, a time limit does not
+    expected = sar_ppo.compute_gae(rewards.astype(np.float64), values, next_values, gamma ** w,
+                                   np.maximum(terminated, truncated), lam)
+    assert buffer.advantages[:, 0] == pytest.approx(expected, rel=1e-5, abs=1e-5)
+    assert buffer.returns[:, 0] == pytest.approx(expected + values, rel=1e-5, abs=1e-5)
+    assert "TimeLimit.truncated" not in infos[5]  # SB3's own γ·V(final obs) is not added on top
+    one_gamma = sar_ppo.compute_gae(rewards, values, next_values, np.full(n, gamma), np.maximum(terminated, truncated), lam)
+    assert not np.allclose(expected, one_gamma, atol=1e-3)  # the durations matter on these transitions
+
+
+def test_sb3_recipe_trains_saves_delta_statistics_and_evaluates_with_them_frozen(sb3_sar, tmp_path):
+    out = str(tmp_path / "run")
+    model, sar = sb3_sar.train("Pendulum-v1", None, 384, seed=1, out=out, n_steps=128, batch_size=64, n_epochs=2)
+    assert model.num_timesteps == 384 and isinstance(model.rollout_buffer, sb3_sar.DurationRolloutBuffer)
+    assert model.gamma == sar.gamma_dt == 0.9 and sar.max_repeats == 4  # max_t = 4 δ-steps of 0.05 s
+    assert model.rollout_buffer.durations.max() > 1  # decisions did repeat
+    with np.load(tmp_path / "run" / "delta_stats.npz") as saved:
+        assert saved["count"] == sar.obs_stats.count > 384 and np.array_equal(saved["var"], sar.obs_stats.var)
+    ret, mean_w = sb3_sar.evaluate(out, "Pendulum-v1", episodes=1)
+    assert -2000 < ret <= 0 and 1 <= mean_w <= 4  # one 10 s episode of costs; w within max_t
+    with pytest.raises(SystemExit) as exit_info:  # another δ for a task that is not MuJoCo: before any work
+        sb3_sar.main(["--dt", "0.01", "--out", str(tmp_path / "never")])
+    assert exit_info.value.code == 2 and not (tmp_path / "never").exists()

@@ -2,7 +2,10 @@
 AlertThenOff (Sec. 4.3, App. C) as the reaction window x shrinks, with δ = x/5.
 
     python benchmark/alert_then_off.py                   # about 4 minutes on one core
-    python benchmark/alert_then_off.py --episodes 2000   # a quick look
+    python benchmark/alert_then_off.py --episodes 2000 --out /tmp/alert_then_off.csv   # a quick look
+
+With its defaults it remakes the committed results/theory/alert_then_off.csv and .png; other --xs,
+--episodes or --seed need another --out.
 
 The proof's policies (f ≡ 0 and ν large, so that R(τ) = ξ ~ N(0, 1)), stepped through the scripts'
 own repetition wrappers:
@@ -32,12 +35,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 import envs  # noqa: E402
 import figar_ppo  # noqa: E402
+import plot  # noqa: E402
 import sar_ppo  # noqa: E402
-from pg_variance import fail, plt, save_figure, total_variance, write_rows  # noqa: E402
+from pg_variance import check_seed, fail, output_paths, plt, save_figure, total_variance, write_rows  # noqa: E402
 
 COLUMNS = ["method", "x", "dt", "episodes", "total_variance", "ci95", "decisions_mean"]
 XS = (0.2, 0.1, 0.05, 0.02, 0.01, 0.005)
 NU = 1e6  # "ν → ∞": never paid by these policies (checked)
+COMMITTED = os.path.join(os.path.dirname(HERE), "results", "theory", "alert_then_off.csv")
 
 
 def parse_args(argv=None):
@@ -46,14 +51,16 @@ def parse_args(argv=None):
     p.add_argument("--xs", nargs="+", type=float, default=list(XS), help="reaction windows x in seconds; δ = x/5")
     p.add_argument("--episodes", type=int, default=20_000, help="episodes per (method, x) (default 20,000)")
     p.add_argument("--seed", type=int, default=1, help="seeds the episodes and the num samples (default 1)")
-    p.add_argument("--out", default=os.path.join(os.path.dirname(HERE), "results", "theory", "alert_then_off.csv"))
+    p.add_argument("--out", default=None, help="the CSV (default results/theory/alert_then_off.csv, the committed "
+                                               "numbers: only with the default --xs, --episodes and --seed)")
     p.add_argument("--figure", default=None, help="default: the CSV's path with .png")
     args = p.parse_args(argv)
     if args.episodes < 2:
         fail(f"--episodes: must be >= 2, got {args.episodes}")
     if not all(0 < x <= 1 for x in args.xs):
         fail(f"--xs: each x must lie in (0, 1], got {args.xs}")
-    args.figure = args.figure or os.path.splitext(args.out)[0] + ".png"
+    check_seed(args.seed)
+    args.out, args.figure = output_paths(p, args, COMMITTED, ("xs", "episodes", "seed"))
     return args
 
 
@@ -102,7 +109,7 @@ def estimate(G):
 def plot_figure(rows, path):
     fig, (ax_v, ax_n) = plt.subplots(1, 2, figsize=(10, 4))
     inv = np.array(sorted({1 / float(r["x"]) for r in rows}))
-    for method, color in (("FiGAR-C", "tab:orange"), ("SAR", "tab:green")):
+    for method, color in (("FiGAR-C", plot.method_color("FiGAR-C-PPO")), ("SAR", plot.method_color("SAR-PPO"))):
         mine = sorted((r for r in rows if r["method"] == method), key=lambda r: -float(r["x"]))
         x = np.array([1 / float(r["x"]) for r in mine])
         ax_v.errorbar(x, [float(r["total_variance"]) for r in mine], yerr=[float(r["ci95"]) for r in mine],
@@ -111,8 +118,8 @@ def plot_figure(rows, path):
         for ax in (ax_v, ax_n):
             ax.plot(inv, [expected_decisions(method, 1 / i) for i in inv], ":", color=color, label=f"{method}, E[N] of this discretisation")
     for ax in (ax_v, ax_n):
-        ax.plot(inv, np.full(len(inv), 2.0), "-", color="tab:green", alpha=0.5, label="SAR, Prop. 2: 2")
-        ax.plot(inv, inv, "-", color="tab:orange", alpha=0.5, label="FiGAR-C, Prop. 2: ≥ 1/x")
+        ax.plot(inv, np.full(len(inv), 2.0), "-", color=plot.method_color("SAR-PPO"), alpha=0.5, label="SAR, Prop. 2: 2")
+        ax.plot(inv, inv, "-", color=plot.method_color("FiGAR-C-PPO"), alpha=0.5, label="FiGAR-C, Prop. 2: ≥ 1/x")
         ax.set_xscale("log"), ax.set_yscale("log"), ax.set_xlabel("1/x  (δ = x/5)"), ax.grid(alpha=0.3)
     ax_v.set_ylabel("tr V̂[G] w.r.t. μ"), ax_n.set_ylabel("decisions per episode")
     ax_v.legend(fontsize=7)

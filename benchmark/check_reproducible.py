@@ -13,6 +13,10 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, HERE)
+from sar_ppo import fail  # noqa: E402
+from pg_variance import brief  # noqa: E402 - beside this script
+
 TIMINGS = {"wall_time_s", "decisions_per_s", "env_steps_per_s"}
 NOT_FLAGS = {"method", "dt0", "gamma_dt", "learning_rate_used", "resumed_at_decision_steps", "versions", "resume",
              "log_dir", "run_name", "total_steps", "save_model", "code"}
@@ -32,27 +36,49 @@ def command(config, updates, log_dir):
 
 
 def rows(path, updates):
+    """The first `updates` whole rows of a progress.csv, without the timings (a torn last line is not a row)."""
     with open(path, newline="") as f:
-        return [{k: v for k, v in r.items() if k not in TIMINGS} for r in csv.DictReader(f)][:updates]
+        text = f.read()
+    reader = csv.DictReader(text[:text.rfind("\n") + 1].splitlines())
+    return [{k: v for k, v in r.items() if k not in TIMINGS} for r in reader][:updates]
 
 
-def main():
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("runs", nargs="+", help="committed run folders")
-    p.add_argument("--updates", type=int, default=3, help="updates to re-run per run (default 3)")
-    args = p.parse_args()
-    if args.updates < 1:
-        p.error(f"--updates must be >= 1, got {args.updates}")
-    failed = 0
-    for run in args.runs:
+def committed(run, updates):
+    """(config, rows) of a committed run, checked before any work: one line and exit 2 if unreadable."""
+    if not os.path.isdir(run):
+        fail(f"runs: {run} is not a run folder")
+    try:
         with open(os.path.join(run, "config.json")) as f:
             config = json.load(f)
+        if not (isinstance(config.get("method"), str) and isinstance(config.get("num_steps"), int) and config["num_steps"] > 0):
+            raise ValueError("no method or num_steps")
+        found = rows(os.path.join(run, "progress.csv"), updates)
+    except Exception as e:  # noqa: BLE001 - missing, torn or foreign files: OS, JSON, attribute and CSV errors alike
+        fail(f"runs: {run} has no readable config.json and progress.csv ({brief(e)})")
+    if not found or None in found[0] or None in found[-1].values():
+        fail(f"runs: {run}'s progress.csv has no whole row to compare")
+    return config, found
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.error = fail
+    p.add_argument("runs", nargs="+", help="committed run folders")
+    p.add_argument("--updates", type=int, default=3,
+                   help="updates to re-run per run (default 3; at most the rows the run has)")
+    args = p.parse_args(argv)
+    if args.updates < 1:
+        fail(f"--updates: must be >= 1, got {args.updates}")
+    runs = [(run, *committed(run, args.updates)) for run in args.runs]
+    failed = 0
+    for run, config, expected in runs:
+        n = len(expected)  # fewer than --updates when the run has fewer rows
         with tempfile.TemporaryDirectory() as log_dir:
-            result = subprocess.run(command(config, args.updates, log_dir), capture_output=True, text=True)
-            same = result.returncode == 0 and rows(os.path.join(log_dir, "check", "progress.csv"), args.updates) == \
-                rows(os.path.join(run, "progress.csv"), args.updates)
+            result = subprocess.run(command(config, n, log_dir), capture_output=True, text=True)
+            same = result.returncode == 0 and rows(os.path.join(log_dir, "check", "progress.csv"), n) == expected
         failed += not same
-        print(f"{'identical' if same else 'DIFFERENT'}: first {args.updates} rows of {run}"
+        print(f"{'identical' if same else 'DIFFERENT'}: first {n} rows of {run}"
+              + (f" (it has {n}, fewer than --updates {args.updates})" if n < args.updates else "")
               + ("" if result.returncode == 0 else f" ({result.stderr.strip().splitlines()[-1:]})"))
     return 1 if failed else 0
 

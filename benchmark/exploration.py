@@ -1,7 +1,8 @@
 """App. B's exploration example measured: how likely a uniformly random policy is to find the reward
 of a 1-D random walk as δ shrinks, and what holding each random action for a fixed time buys.
 
-    python benchmark/exploration.py            # a few seconds
+    python benchmark/exploration.py            # a few seconds: remakes results/theory/exploration.csv and .png
+    python benchmark/exploration.py --walks 2000 --out /tmp/exploration.csv   # other --walks or --seed: another --out
 
 The walk (App. B): T = 2, s_0 = 0, a_i ∈ {−1, +1} with probability 1/2 each, s_{i+1} = s_i + δ·a_i for
 N = 2/δ steps; the reward is positive iff |s_N| ≥ 1. With every action drawn afresh (hold_s = 0),
@@ -22,11 +23,14 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from pg_variance import fail, plt, save_figure, write_rows  # noqa: E402
+sys.path.insert(0, os.path.dirname(HERE))
+import plot  # noqa: E402
+from pg_variance import check_seed, fail, output_paths, plt, save_figure, write_rows  # noqa: E402
 
 COLUMNS = ["hold_s", "dt", "N", "decisions", "p_exact", "log10_p_exact", "p_normal", "p_monte_carlo", "walks"]
 DTS = (0.5, 0.2, 0.1, 0.05, 0.02, 0.01, 5e-3, 2e-3, 1e-3, 5e-4, 2e-4, 1e-4)
 HOLDS = (0.0, 0.05, 0.4)  # 0: a fresh action every δ; 0.05 s: the scripts' t_max
+COMMITTED = os.path.join(os.path.dirname(HERE), "results", "theory", "exploration.csv")
 
 
 def parse_args(argv=None):
@@ -34,12 +38,14 @@ def parse_args(argv=None):
     p.error = fail
     p.add_argument("--walks", type=int, default=20_000, help="Monte-Carlo walks per (hold, δ) (default 20,000)")
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--out", default=os.path.join(os.path.dirname(HERE), "results", "theory", "exploration.csv"))
+    p.add_argument("--out", default=None, help="the CSV (default results/theory/exploration.csv, the committed "
+                                               "numbers: only with the default --walks and --seed)")
     p.add_argument("--figure", default=None, help="default: the CSV's path with .png")
     args = p.parse_args(argv)
     if args.walks < 1:
         fail(f"--walks: must be >= 1, got {args.walks}")
-    args.figure = args.figure or os.path.splitext(args.out)[0] + ".png"
+    check_seed(args.seed)
+    args.out, args.figure = output_paths(p, args, COMMITTED, ("walks", "seed"))
     return args
 
 
@@ -77,7 +83,9 @@ def p_monte_carlo(steps, walks, rng, chunk=1_000_000):
 
 def plot_figure(rows, path):
     fig, (ax, ax_log) = plt.subplots(1, 2, figsize=(11, 4))
-    for hold, color in zip(sorted({float(r["hold_s"]) for r in rows}), ("tab:red", "tab:blue", "tab:green")):
+    # plot.py's colours: a fresh action every δ as PPO, an action held a fixed time as FiGAR-C (shades)
+    colors = (plot.method_color("PPO"), plot.method_color("FiGAR-C-PPO"), plot.method_color("FiGAR-C-PPO", 0.5))
+    for hold, color in zip(sorted({float(r["hold_s"]) for r in rows}), colors):
         mine = sorted((r for r in rows if float(r["hold_s"]) == hold), key=lambda r: -float(r["dt"]))
         dts = [float(r["dt"]) for r in mine]
         name, z = ("a fresh action every δ", 3) if hold == 0 else (f"each action held {hold:g} s", 2)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # App. H, λ-SAR under partial observability: the perceptible strong force plus App. D's hold penalty
 # at δ_lowest; λ-SAR-PPO (λ = 0.5), SAR-PPO, FiGAR-C-PPO; InvertedPendulum-v5 (200,000 decisions) and
-# InvertedDoublePendulum-v5 (300,000); then its figures, results/figures/partial_observability_*.
+# InvertedDoublePendulum-v5 (300,000); then its figures, results/figures/*_ext-force-perceptible+hold-penalty_*.
 #   bash benchmark/fig_partial_observability.sh [workers]  |  --list  |  SEEDS="1 2 3" (default)
 cd "$(dirname "$0")/.."
 SEEDS=${SEEDS:-1 2 3}
@@ -17,5 +17,6 @@ commands() {
   done
 }
 if [ "${1:-}" = "--list" ]; then commands; exit; fi
-commands | bash benchmark/run.sh "${1:-2}" || exit  # interrupted: no figure from part of the runs
-python plot.py results/runs --only __hold-penalty --out results/figures --prefix partial_observability_
+commands | bash benchmark/run.sh "${1:-2}" || exit  # a failed or interrupted run: no figure from part of the runs
+commands | python benchmark/status.py --check > /dev/null || exit  # nor from a set with a run unfinished
+python plot.py results/runs --only __hold-penalty --kinds curves durations bars --out results/figures

@@ -1,7 +1,7 @@
 """Variance of the policy-gradient estimator at a freshly initialised policy (App. F.1, Theorem 1).
 
     python benchmark/pg_variance.py                        # the full default table, resumable
-    python benchmark/pg_variance.py --envs Hopper-v5 --dts original lowest --policies 1 --trajectories 20
+    python benchmark/pg_variance.py --envs Hopper-v5 --dts original lowest --policies 1 --trajectories 20 --out /tmp/pg.csv
     python benchmark/pg_variance.py --plot-only            # the figure from the CSV
 
 For each task × δ × method × policy seed: sar_ppo.py's Agent, initialised with torch seed = policy
@@ -36,11 +36,16 @@ Swimmer about 50 (estimated from its wall time), whose initial policies mostly r
 trajectory's physical time for quicker runs. `--policies 8` (the paper's count) takes about 8 hours of CPU.
 
 Output: one CSV row per (env_id, dt, method, policy_seed), appended and flushed as it is computed;
-rows already in the CSV are skipped. The figure (per task: bars over δ, one colour per method, log y,
-95% Student t interval over policy seeds, its lower end cut at 1% of the mean) is redrawn at the end.
+rows already in the CSV are skipped, and a torn last line (a kill mid-write) is cut off before appending.
+A CSV holds one set of --trajectories, --burn-in and --max-time (its columns), so that rows measured
+otherwise are never averaged with new ones: other values need another --out. The committed
+results/theory/pg_variance.csv is the default table: any other parameters need another --out too.
+The figure (per task: bars over δ, one colour per method, log y, whiskers the policy seeds' min–max)
+is redrawn at the end.
 """
 import argparse
 import csv
+import io
 import math
 import multiprocessing
 import os
@@ -64,21 +69,75 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 METHODS = ("VPG", "SAR-VPG", "PPO", "SAR-PPO")
 COLUMNS = ["env_id", "dt", "method", "policy_seed", "total_variance", "trajectories", "decisions_mean",
-           "delta_steps_mean", "wall_time_s"]
+           "delta_steps_mean", "wall_time_s", "burn_in", "max_time"]
+PARAMETERS = ("trajectories", "burn_in", "max_time")  # the flags besides the key that change a row's numbers
+COMMITTED = os.path.join(ROOT, "results", "theory", "pg_variance.csv")
 MAX_D, MAX_T = 0.5, 0.05  # the scripts' defaults (Sec. 4.4)
 GAE_LAMBDA, CLIP_COEF, GAMMA = 0.95, 0.2, 0.99
 SIDE_BY_SIDE = 10  # trajectories stepped together, one batched policy call per decision step
 
 
 def fail(message):
-    print(f"{os.path.basename(sys.argv[0])}: error: {message}", file=sys.stderr)
+    print(f"{os.path.basename(sys.argv[0])}: error: {' '.join(str(message).split())}", file=sys.stderr)
     sys.exit(2)
+
+
+def brief(error):
+    """An exception in a few words, for a one-line message (torch's unpickling errors run to a paragraph)."""
+    text = " ".join(str(error).split())
+    return f"{type(error).__name__}: {text[:100]}{'…' if len(text) > 100 else ''}"
+
+
+def check_seed(seed):
+    if seed < 0:
+        fail(f"--seed: must be >= 0, got {seed}")
+
+
+def check_writable(flag, path):
+    """`path` can be written as a file (its folder made if need be), checked without writing anything."""
+    path = os.path.abspath(path)
+    if os.path.isdir(path):
+        fail(f"{flag}: {path} is a folder, not a file")
+    check_folder(flag, os.path.dirname(path))
+    if os.path.exists(path) and not os.access(path, os.W_OK):
+        fail(f"{flag}: {path} is not writable")
+
+
+def check_folder(flag, path):
+    """`path` is a folder or can be made as one, checked without writing anything."""
+    folder = os.path.abspath(path)
+    while not os.path.exists(folder):  # the folder it will be made in
+        folder = os.path.dirname(folder)
+    if not os.path.isdir(folder):
+        fail(f"{flag}: {folder} is a file, not a folder")
+    if not os.access(folder, os.W_OK) or os.statvfs(folder).f_flag & os.ST_RDONLY:
+        fail(f"{flag}: {folder} is not writable")
+
+
+def output_paths(parser, args, committed_csv, measured):
+    """(--out, --figure): the committed CSV and figure hold the numbers of the default parameters, so they
+    are the default only for those; other values of the `measured` flags need another --out."""
+    normal = lambda value: sorted(value) if isinstance(value, list) else value  # noqa: E731
+    changed = [f"--{name.replace('_', '-')}" for name in measured
+               if normal(getattr(args, name)) != normal(parser.get_default(name))]
+    out = args.out or committed_csv
+    figure = args.figure or os.path.splitext(out)[0] + ".png"
+    if changed:
+        committed = {os.path.realpath(committed_csv), os.path.realpath(os.path.splitext(committed_csv)[0] + ".png")}
+        for flag, path in (("--out", out), ("--figure", figure)):
+            if os.path.realpath(path) in committed:
+                fail(f"{flag}: {os.path.relpath(path)} holds the committed numbers of the default parameters; "
+                     f"with {', '.join(changed)} name another {flag}")
+    check_writable("--out", out)
+    check_writable("--figure", figure)
+    return out, figure
 
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.error = fail
-    p.add_argument("--envs", nargs="+", default=list(envs.DT_TABLE), help="tasks (default: all 8 of Table 1)")
+    p.add_argument("--envs", nargs="+", default=list(envs.DT_TABLE), choices=list(envs.DT_TABLE), metavar="ENV",
+                   help="tasks of Table 1 (default: all 8)")
     p.add_argument("--dts", nargs="+", default=list(envs.DT_LEVELS),
                    help="δ levels lowest|low|middle|original or seconds (default: the 4 of Table 1)")
     p.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS), help="default: all four")
@@ -89,7 +148,8 @@ def parse_args(argv=None):
                    help="cap on a trajectory's physical seconds, the same at every δ (default inf: to the episode's end)")
     p.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1),
                    help="policies measured in parallel processes (default: 2, or 1 on a 1-core machine)")
-    p.add_argument("--out", default=os.path.join(ROOT, "results", "theory", "pg_variance.csv"))
+    p.add_argument("--out", default=None, help="the CSV (default results/theory/pg_variance.csv, the committed "
+                                               "table: only with the default parameters)")
     p.add_argument("--figure", default=None, help="default: the CSV's path with .png")
     p.add_argument("--plot-only", action="store_true", help="redraw the figure from the CSV, measure nothing")
     args = p.parse_args(argv)
@@ -107,8 +167,26 @@ def parse_args(argv=None):
     for flag, ok, message in checks:
         if not ok:
             fail(f"{flag}: {message}, got {getattr(args, flag[2:].replace('-', '_'))}")
-    args.figure = args.figure or os.path.splitext(args.out)[0] + ".png"
+    measured = () if args.plot_only else ("envs", "dts", "methods", "policies") + PARAMETERS
+    args.out, args.figure = output_paths(p, args, COMMITTED, measured)
+    if args.plot_only and not os.path.isfile(args.out):
+        fail(f"--out: no CSV at {args.out} to draw (--plot-only measures nothing)")
+    args.parameters = parameters(vars(args))
+    table = read_table(args.out)  # a damaged CSV is refused before any work
+    made = {parameters(row) for row in table}
+    if len(made) > 1 or made and not args.plot_only and made != {args.parameters}:
+        fail(f"--out: {args.out} holds rows measured with {' and '.join(map(describe, sorted(made)))}; "
+             f"name another --out for {describe(args.parameters)}")
     return args
+
+
+def parameters(row):
+    """The values of PARAMETERS, as the CSV writes them, of a row or of the flags."""
+    return str(int(row["trajectories"])), str(int(row["burn_in"])), f"{float(row['max_time']):g}"
+
+
+def describe(values):
+    return " ".join(f"--{name.replace('_', '-')} {value}" for name, value in zip(PARAMETERS, values))
 
 
 def total_variance(samples):
@@ -240,15 +318,40 @@ def save_figure(fig, title, path, bottom=0.0):
     """`bottom`: the fraction of the figure's height kept free under the panels (for a legend)."""
     fig.suptitle(title, fontsize=10)
     fig.tight_layout(rect=(0, bottom, 1, 1))
-    fig.savefig(path, dpi=130)
+    fig.savefig(path, dpi=130, metadata={"Software": None})  # no version stamp: a redraw gives the same bytes
     plt.close(fig)
 
 
-def read_rows(path):
+def read_table(path, repair=False):
+    """The CSV's whole rows, checked; a torn last line (a kill mid-write) is left out, and with `repair`
+    cut off the file, so that the next row starts a line of its own. A damaged CSV: one line, exit 2."""
     if not os.path.exists(path):
         return []
-    with open(path, newline="") as f:
-        return list(csv.DictReader(f))
+    try:
+        with open(path, newline="") as f:
+            text = f.read()
+    except (OSError, UnicodeDecodeError) as e:
+        fail(f"--out: {path} is unreadable ({e})")
+    whole = text[:text.rfind("\n") + 1]
+    if repair and whole != text:
+        with open(path, "r+b") as f:
+            f.truncate(len(whole.encode()))
+    lines = whole.splitlines()
+    if lines and lines[0].split(",") != COLUMNS:
+        fail(f"--out: {path} is not a CSV of pg_variance.py (its header is not {','.join(COLUMNS)})")
+    rows, seen = list(csv.DictReader(io.StringIO(whole))), set()
+    for number, row in enumerate(rows, start=2):
+        try:
+            if None in row or None in row.values():
+                raise ValueError(f"{len(COLUMNS)} fields expected")
+            row_key = key(row["env_id"], row["dt"], row["method"], row["policy_seed"])
+            parameters(row), [float(row[c]) for c in ("total_variance", "decisions_mean", "delta_steps_mean", "wall_time_s")]
+            if row_key in seen:
+                raise ValueError(f"{row_key} again")
+            seen.add(row_key)
+        except ValueError as e:
+            fail(f"--out: {path} is damaged at line {number} ({e}); move it aside or name another --out")
+    return rows
 
 
 def key(env_id, dt, method, seed):
@@ -262,7 +365,9 @@ def plot_figure(rows, path):
     columns = min(4, len(env_ids))
     fig, axes = plt.subplots(math.ceil(len(env_ids) / columns), columns, figsize=(4 * columns, 3.2 * math.ceil(len(env_ids) / columns)),
                              squeeze=False)
-    colors = dict(zip(METHODS, ("tab:red", "tab:blue", "tab:orange", "tab:green")))
+    # plot.py's colour per method; each VPG a lighter shade of its PPO
+    colors = {"VPG": plot.method_color("PPO", 0.5), "SAR-VPG": plot.method_color("SAR-PPO", 0.5),
+              "PPO": plot.method_color("PPO"), "SAR-PPO": plot.method_color("SAR-PPO")}
     for ax, env_id in zip(axes.flat, env_ids):
         mine = [r for r in rows if r["env_id"] == env_id]
         dts = sorted({float(r["dt"]) for r in mine}, reverse=True)
@@ -272,9 +377,8 @@ def plot_figure(rows, path):
                 values = [float(r["total_variance"]) for r in mine if r["method"] == method and float(r["dt"]) == dt]
                 if not values:
                     continue
-                mean, ci = plot.mean_ci(values)
-                lower = min(ci, 0.99 * mean)  # a log axis: the interval is cut at 1% of the mean
-                ax.bar(j + (i - 1.5) * width, mean, width, yerr=[[lower], [ci]], capsize=2, color=colors[method],
+                mean, low, high = plot.mean_range(values)  # whiskers: the policy seeds' min–max
+                ax.bar(j + (i - 1.5) * width, mean, width, yerr=[[mean - low], [high - mean]], capsize=2, color=colors[method],
                        label=method if j == 0 else None)
         ax.set_xticks(range(len(dts)), [f"{dt:g}" for dt in dts], fontsize=7)
         ax.set_yscale("log")
@@ -285,7 +389,7 @@ def plot_figure(rows, path):
     for ax in list(axes.flat)[len(env_ids):]:
         ax.axis("off")
     fig.legend(*axes.flat[0].get_legend_handles_labels(), loc="lower center", ncol=len(METHODS), fontsize=8)
-    save_figure(fig, "Total variance of the policy gradient at initialisation (App. F.1), 95% CI over policy seeds", path,
+    save_figure(fig, "Total variance of the policy gradient at initialisation (App. F.1): mean, whiskers the policy seeds' min–max", path,
                 bottom=0.4 / fig.get_figheight())  # 0.4 inch for the legend
 
 
@@ -307,6 +411,7 @@ def measure_policy(unit):
     seconds = time.time() - start
     return [{"env_id": env_id, "dt": f"{dt:g}", "method": method, "policy_seed": seed,
              "total_variance": f"{variances[method.replace('SAR-', '')]:.6g}", "trajectories": args.trajectories,
+             "burn_in": args.burn_in, "max_time": f"{args.max_time:g}",
              "decisions_mean": f"{decisions:.2f}", "delta_steps_mean": f"{steps:.2f}", "wall_time_s": f"{seconds:.2f}",
              "cpu_s": time.process_time() - cpu_start} for method in todo]
 
@@ -314,9 +419,9 @@ def measure_policy(unit):
 def main(argv=None):
     args = parse_args(argv)
     if args.plot_only:
-        plot_figure(read_rows(args.out), args.figure)
+        plot_figure(read_table(args.out), args.figure)
         return
-    done = {key(r["env_id"], r["dt"], r["method"], r["policy_seed"]) for r in read_rows(args.out)}
+    done = {key(r["env_id"], r["dt"], r["method"], r["policy_seed"]) for r in read_table(args.out, repair=True)}
     units = []  # one per policy: VPG and PPO share the plain policy's trajectories, SAR-VPG and SAR-PPO the SAR one's
     for env_id, dt in args.cells:
         for sar, methods in ((False, ("VPG", "PPO")), (True, ("SAR-VPG", "SAR-PPO"))):
@@ -326,7 +431,7 @@ def main(argv=None):
                     units.append((env_id, dt, sar, seed, todo, args))
     units.sort(key=lambda unit: unit[1])  # smallest δ first: the longest trajectories, for an even split over workers
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    fresh = not os.path.exists(args.out)
+    fresh = not os.path.exists(args.out) or os.path.getsize(args.out) == 0
     workers = min(args.workers, len(units))
     pool = multiprocessing.get_context("spawn").Pool(workers) if workers > 1 else None
     if pool:
@@ -349,7 +454,7 @@ def main(argv=None):
     finally:  # an error, Ctrl-C or a kill stops the workers too; after a full pass they are idle
         if pool:
             pool.terminate()
-    plot_figure(read_rows(args.out), args.figure)
+    plot_figure(read_table(args.out), args.figure)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 or radius (SAR-PPO: d/d_max) against p_ext, the probability of an external force per decision, on
 InvertedPendulum-v5 at δ_lowest (the runs of benchmark/fig_rising_stochasticity.sh). The paper's claim:
 FiGAR-C's durations shrink as p_ext grows, SAR's radii do not. Each value is a run's mean over the last
-10% of its decisions; mean and 95% Student t interval over seeds, seeds as dots. FiGAR-C's duration is
+10% of its decisions; the mean over seeds, whiskers the seeds' min–max, seeds as dots. FiGAR-C's duration is
 the realised one (⌈t/δ⌉ δ-steps, cut short at an episode's end), logged as action_duration_mean_s.
 
     python benchmark/plot_rising_stochasticity.py results/runs --out results/figures
@@ -16,7 +16,7 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 import plot  # noqa: E402
-from pg_variance import fail, plt, save_figure  # noqa: E402
+from pg_variance import check_folder, fail, plt, save_figure  # noqa: E402
 
 NORMALISED = {"SAR-PPO": ("safe_radius_mean", "max_d", "d / d_max"),
               "FiGAR-C-PPO": ("action_duration_mean_s", "max_t", "t / t_max")}
@@ -27,12 +27,16 @@ def last(columns, key, fraction=0.1):
     return float(np.nanmean(columns[key][steps >= steps.max() * (1 - fraction)]))
 
 
+def selected(env_id, setting, method, dt):
+    return env_id == "InvertedPendulum-v5" and dt == 0.002 and method in NORMALISED and \
+        (setting == "ext-force" or setting.startswith("ext-force+p=") and "+std=" not in setting)
+
+
 def cells(groups):
     """{(method, p_ext): [(final return, normalised duration or radius) per seed]}."""
     out = {}
     for (env_id, setting, method, dt), runs in groups.items():
-        if env_id != "InvertedPendulum-v5" or dt != 0.002 or method not in NORMALISED or \
-                not (setting == "ext-force" or setting.startswith("ext-force+p=") and "+std=" not in setting):
+        if not selected(env_id, setting, method, dt):
             continue
         key, scale, _ = NORMALISED[method]
         p_ext = runs[0][0].get("noise_prob")
@@ -47,16 +51,22 @@ def main(argv=None):
     p.add_argument("paths", nargs="+", help="run folders, or folders holding them")
     p.add_argument("--out", default=os.path.join(ROOT, "results", "figures"), help="folder of the figure")
     args = p.parse_args(argv)
-    found = cells(plot.load_groups(args.paths))
+    for path in args.paths:
+        if not os.path.isdir(path):
+            fail(f"paths: {path} is not a folder")
+    check_folder("--out", args.out)
+    groups = plot.load_groups(args.paths)
+    found = cells(groups)
     if not found:
         fail("no finished InvertedPendulum-v5 ext-force run at δ = 0.002 s found")
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
     print("| method | p_ext | seeds | final return | normalised duration or radius |\n|---|---|---|---|---|")
-    for method, color in (("SAR-PPO", "tab:green"), ("FiGAR-C-PPO", "tab:orange")):
+    for method in ("SAR-PPO", "FiGAR-C-PPO"):
+        color = plot.method_color(method)
         ps = sorted(p_ext for m, p_ext in found if m == method)
         for i, ax in enumerate(axes):
-            stats = [plot.mean_ci([seed[i] for seed in found[(method, p_ext)]]) for p_ext in ps]
-            ax.errorbar(ps, [m for m, _ in stats], yerr=[c for _, c in stats], fmt="o-", color=color, capsize=3,
+            stats = np.array([plot.mean_range([seed[i] for seed in found[(method, p_ext)]]) for p_ext in ps]).reshape(-1, 3)
+            ax.errorbar(ps, stats[:, 0], yerr=[stats[:, 0] - stats[:, 1], stats[:, 2] - stats[:, 0]], fmt="o-", color=color, capsize=3,
                         label=f"{method} ({NORMALISED[method][2]})" if i else method)
             for p_ext in ps:
                 ax.scatter([p_ext] * len(found[(method, p_ext)]), [seed[i] for seed in found[(method, p_ext)]],
@@ -75,7 +85,7 @@ def main(argv=None):
         ax.legend(fontsize=7)
     os.makedirs(args.out, exist_ok=True)
     path = os.path.join(args.out, "ip_rising_stochasticity.png")
-    save_figure(fig, "InvertedPendulum-v5, δ = 2 ms, external forces: App. E (mean, 95% CI over seeds; dots: seeds)", path)
+    save_figure(fig, f"InvertedPendulum-v5, δ = 2 ms, external forces, {plot.budget([r for k, v in groups.items() if selected(*k) for r in v])}: App. E (mean; whiskers: the seeds' min–max; dots: seeds)", path)
     print(f"wrote {path}")
 
 

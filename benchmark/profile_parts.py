@@ -8,6 +8,7 @@
 3. One PPO minibatch step as sar_ppo.py does it and without each extra it carries, interleaved with
    the bare forward + backward + Adam step; medians over rounds.
 """
+import argparse
 import math
 import os
 import sys
@@ -153,6 +154,9 @@ def part3(rounds=15, steps=60):
 
 
 if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.error = sar_ppo.fail  # it takes no arguments: any is one line, exit 2
+    parser.parse_args()
     part1()
     part2()
     part3()

@@ -1,8 +1,15 @@
 #!/usr/bin/env bash
-# Runs the commands of a figure script (one per line on stdin) with N parallel workers.
+# Runs the commands of a figure script (one per line on stdin) with N parallel workers (N >= 1).
 # Every command carries --resume, so running a figure script again continues unfinished runs
 # and skips finished ones. Console output is discarded: each run logs to its progress.csv.
+# Exits 1 when any command failed, so that a figure script draws no figure after it.
 #   bash benchmark/run.sh 2 < <(bash benchmark/ip_sar_vs_ppo.sh --list)
 set -euo pipefail
 workers=${1:-2}
-grep -v '^\s*$' | OMP_NUM_THREADS=1 xargs -P "$workers" -I CMD sh -c 'echo "start: CMD"; CMD > /dev/null 2>&1 && echo "done:  CMD" || echo "FAILED: CMD"'
+if ! [[ "$workers" =~ ^[0-9]+$ ]] || [ "$workers" -lt 1 ]; then
+  echo "run.sh: error: workers: must be a whole number >= 1, got '$workers'" >&2
+  exit 2
+fi
+{ grep -v '^\s*$' || true; } | OMP_NUM_THREADS=1 xargs -P "$workers" -I CMD sh -c \
+  'echo "start: CMD"; if CMD > /dev/null 2>&1; then echo "done:  CMD"; else echo "FAILED: CMD"; exit 1; fi' \
+  || { echo "run.sh: some commands FAILED (see above)" >&2; exit 1; }

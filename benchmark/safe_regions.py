@@ -26,7 +26,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 import envs  # noqa: E402
 import sar_ppo  # noqa: E402
-from pg_variance import fail, plt, save_figure  # noqa: E402
+import plot  # noqa: E402
+from pg_variance import brief, check_folder, check_seed, fail, plt, save_figure  # noqa: E402
+
+# Gymnasium's names of the observation dims, for the axes; other tasks: "observation dim k"
+OBS_NAMES = {"InvertedPendulum-v5": ["cart position (m)", "pole angle (rad)", "cart velocity (m/s)",
+                                     "pole angular velocity (rad/s)"]}
 
 
 class Record(gym.Wrapper):
@@ -50,22 +55,27 @@ def load(run):
         with open(os.path.join(run, "config.json")) as f:
             config = json.load(f)
         state = torch.load(os.path.join(run, "model.pt"), weights_only=True)
-    except (OSError, ValueError, RuntimeError) as e:
-        fail(f"run: {run} has no readable config.json and model.pt (train it with --save-model): {e}")
-    if (not config.get("delta_dims") or config.get("no_repeat") or config["method"].startswith("FiGAR")
-            or config["norm"] != "l1" or config["lambda_dt"] is not None):
-        fail(f"run: {run} is not an SAR-PPO run with --delta-dims and the L1 distance")
-    record = Record(envs.make_env(config["env_id"], config["dt"], config["gamma"]))
-    repetition = env = sar_ppo.SafeActionRepetition(record, config["max_d"], config["max_t"], config["lambda_dt"],
-                                                    config["norm"], delta_dims=config["delta_dims"])
-    sar_ppo.load_stats(repetition.obs_stats, state["repetition_stats"])
-    repetition.update_stats = False
-    if config["noise"]:
-        env = envs.Perturb(env, config["noise"], config["noise_prob"], config["noise_std"])
-    agent = sar_ppo.Agent(env.observation_space.shape[0], record.action_space.shape[0], repeat=True)
-    agent.load_state_dict(state["agent"])
-    obs_rms = gym.wrappers.utils.RunningMeanStd(shape=env.observation_space.shape)
-    sar_ppo.load_stats(obs_rms, state["obs_rms"])
+    except FileNotFoundError as e:
+        fail(f"run: {run} has no config.json and model.pt (train it with --save-model): {e}")
+    except Exception as e:  # noqa: BLE001 - a torn or foreign file: json, zip and unpickling errors alike
+        fail(f"run: {run}'s config.json or model.pt is damaged ({brief(e)})")
+    try:
+        if (not config.get("delta_dims") or config.get("no_repeat") or config["method"].startswith("FiGAR")
+                or config["norm"] != "l1" or config["lambda_dt"] is not None):
+            fail(f"run: {run} is not an SAR-PPO run with --delta-dims and the L1 distance")
+        record = Record(envs.make_env(config["env_id"], config["dt"], config["gamma"]))
+        repetition = env = sar_ppo.SafeActionRepetition(record, config["max_d"], config["max_t"], config["lambda_dt"],
+                                                        config["norm"], delta_dims=config["delta_dims"])
+        sar_ppo.load_stats(repetition.obs_stats, state["repetition_stats"])
+        repetition.update_stats = False
+        if config["noise"]:
+            env = envs.Perturb(env, config["noise"], config["noise_prob"], config["noise_std"])
+        agent = sar_ppo.Agent(env.observation_space.shape[0], record.action_space.shape[0], repeat=True)
+        agent.load_state_dict(state["agent"])
+        obs_rms = gym.wrappers.utils.RunningMeanStd(shape=env.observation_space.shape)
+        sar_ppo.load_stats(obs_rms, state["obs_rms"])
+    except (KeyError, TypeError, ValueError, AttributeError, RuntimeError) as e:  # keys or shapes off
+        fail(f"run: {run}'s config.json or model.pt is damaged ({brief(e)})")
 
     def policy(obs):
         with torch.no_grad():
@@ -89,8 +99,8 @@ def rollout(env, record, policy, decisions, seed):
     return out
 
 
-def draw_regions(decisions, dims, scale, title, path, max_d):
-    fig, ax = plt.subplots(figsize=(6, 6))
+def draw_regions(decisions, dims, scale, title, path, max_d, env_id):
+    fig, ax = plt.subplots(figsize=(7.5, 6.2))
     for n, dec in enumerate(decisions):
         color = "tab:red" if dec["force"] else plt.cm.viridis(dec["d"] / max_d)
         x, y = dec["s_i"][dims[0]], dec["s_i"][dims[1]]
@@ -99,9 +109,13 @@ def draw_regions(decisions, dims, scale, title, path, max_d):
         ax.scatter([x], [y], s=30, facecolors="none", edgecolors=color, linewidths=1.0, zorder=3)
         states = np.asarray(dec["states"])
         ax.scatter(states[:, dims[0]], states[:, dims[1]], s=2, color="black", zorder=2)
-    ax.set_xlabel(f"observation dim {dims[0]} (raw units)")
-    ax.set_ylabel(f"observation dim {dims[1]} (raw units)")
+    names = OBS_NAMES.get(env_id, [])
+    name = lambda k: names[k] if k < len(names) else f"observation dim {k}"  # noqa: E731
+    ax.set_xlabel(name(dims[0]))
+    ax.set_ylabel(name(dims[1]))
     ax.grid(alpha=0.3)
+    colours = plt.cm.ScalarMappable(plt.Normalize(0, max_d), plt.cm.viridis)
+    fig.colorbar(colours, ax=ax, label="chosen radius d of the safe region (red: an external force acts)")
     save_figure(fig, title, path)
 
 
@@ -121,7 +135,8 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.error = fail
     p.add_argument("run", help="a SAR-PPO run folder trained with --delta-dims, with its checkpoint.pt")
-    p.add_argument("--dims", type=sar_ppo.dims, default=None, help="the two dims to draw (default: the run's --delta-dims)")
+    p.add_argument("--dims", type=lambda text: [int(i) for i in text.split(",")], default=None,
+                   help="the two dims to draw, e.g. 2,3 (default: the run's --delta-dims)")
     p.add_argument("--draw", type=int, default=40, help="decisions drawn in the picture (default 40)")
     p.add_argument("--decisions", type=int, default=20_000, help="decisions of the long rollout (default 20,000)")
     p.add_argument("--seed", type=int, default=1, help="seed of the rollouts' episodes (default 1)")
@@ -129,6 +144,8 @@ def main(argv=None):
     args = p.parse_args(argv)
     if args.draw < 1 or args.decisions < 10:
         fail("--draw must be >= 1 and --decisions >= 10")
+    check_seed(args.seed)
+    check_folder("--out", args.out)
     config, env, record, repetition, policy = load(args.run)
     dims = args.dims or config["delta_dims"][:2]
     if len(dims) != 2 or not set(dims) <= set(config["delta_dims"]):
@@ -140,15 +157,16 @@ def main(argv=None):
 
     shown = rollout(env, record, policy, args.draw, args.seed)
     draw_regions(shown, dims, scale, f"{config['method']} on {config['env_id']}, δ = {config['dt']:g} s, {setting}\n"
-                 f"safe regions of {args.draw} decisions: circle = a repetition's start,\nrhombus = its safe "
+                 f"trained {config['total_steps']:,} decisions; the safe regions of {args.draw} decisions:\n"
+                 f"circle = a repetition's start, rhombus = its safe "
                  f"region (colour: d), red = an external force acts", os.path.join(args.out, f"{name}_safe_regions.png"),
-                 config["max_d"])
+                 config["max_d"], config["env_id"])
 
     speed, d, w, force = radius_against_speed(rollout(env, record, policy, args.decisions, args.seed + 1), dims, scale)
     edges = np.quantile(speed, np.linspace(0, 1, 11))
     bins = np.clip(np.searchsorted(edges, speed, side="right") - 1, 0, 9)
-    fig, ax = plt.subplots(figsize=(6, 4))
-    ax.scatter(speed, d, s=1, alpha=0.2, color="tab:blue", label="decisions")
+    fig, ax = plt.subplots(figsize=(7, 4.8))
+    ax.scatter(speed, d, s=1, alpha=0.2, color=plot.method_color("SAR-PPO"), label="decisions")
     ax.plot([speed[bins == b].mean() for b in range(10)], [d[bins == b].mean() for b in range(10)], "o-",
             color="black", label="mean per speed decile")
     ax.set_xlabel("speed at the decision's start (L1 of the drawn dims, Δ's units)")
@@ -156,7 +174,8 @@ def main(argv=None):
     ax.legend(fontsize=7)
     ax.grid(alpha=0.3)
     rho = spearman(speed, d)
-    save_figure(fig, f"{config['method']}, {setting}:\nd against speed over {args.decisions:,} decisions "
+    save_figure(fig, f"{config['method']} on {config['env_id']},\nδ = {config['dt']:g} s, {setting}, trained "
+                f"{config['total_steps']:,} decisions:\nd against speed over {args.decisions:,} decisions "
                 f"(Spearman ρ = {rho:.2f})", os.path.join(args.out, f"{name}_radius_vs_speed.png"))
     pushed = f"with a force {w[force].mean():.2f} δ-steps ({force.sum()} decisions), without " if force.any() else ""
     print(f"{name}: Spearman ρ(speed, d) = {rho:.3f} over {args.decisions:,} decisions; mean d in the slowest "

@@ -26,6 +26,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 import envs  # noqa: E402
 import sar_ppo  # noqa: E402
+from pg_variance import brief  # noqa: E402
 
 
 def measure(env_id, dt, agent, state, args):
@@ -62,7 +63,8 @@ def measure(env_id, dt, agent, state, args):
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.error = sar_ppo.fail
-    p.add_argument("--env-id", default="Hopper-v5", help="task of Table 1 (default Hopper-v5; with --model: the run's)")
+    p.add_argument("--env-id", default="Hopper-v5", choices=list(envs.DT_TABLE), metavar="ENV_ID",
+                   help="task of Table 1 (default Hopper-v5; with --model: the run's)")
     p.add_argument("--dts", nargs="+", default=["lowest", "original"], help="δ levels or seconds (default lowest original)")
     p.add_argument("--model", default=None,
                    help="a run's model.pt, or its checkpoint.pt while it runs (default: an untrained policy)")
@@ -71,6 +73,10 @@ def main(argv=None):
     p.add_argument("--episodes", type=int, default=50, help="episodes measured per δ (default 50)")
     p.add_argument("--deterministic", action="store_true", help="act with the mean action")
     args = p.parse_args(argv)
+    if args.episodes < 1 or args.burn_in < 0:
+        sar_ppo.fail("--episodes must be >= 1 and --burn-in >= 0")
+    if args.seed < 0:
+        sar_ppo.fail(f"--seed: must be >= 0, got {args.seed}")
     state, config = None, {"max_d": 0.5, "max_t": 0.05}
     if args.model:
         try:
@@ -78,23 +84,35 @@ def main(argv=None):
             with open(os.path.join(os.path.dirname(args.model), "config.json")) as f:
                 config = json.load(f)
             args.env_id = config["env_id"]
-        except (OSError, ValueError, RuntimeError, KeyError) as e:
-            sar_ppo.fail(f"--model: {args.model} with its config.json is unreadable ({e})")
-        if config.get("no_repeat") or config["method"].startswith(("FiGAR", "λ")) or config.get("delta_dims") \
-                or config.get("norm") != "l1" or "repetition_stats" not in state:
+            plain_sar = not (config.get("no_repeat") or config["method"].startswith(("FiGAR", "λ"))
+                             or config.get("delta_dims") or config.get("norm") != "l1")
+        except Exception as e:  # noqa: BLE001 - a missing, torn or foreign file: OS, zip, unpickling, JSON errors alike
+            sar_ppo.fail(f"--model: {args.model} with its config.json is unreadable ({brief(e)})")
+        if not plain_sar or not isinstance(state, dict) or "repetition_stats" not in state:
             sar_ppo.fail(f"--model: {args.model} is not a plain SAR-PPO model saved with its statistics")
-    args.max_d, args.max_t = config["max_d"], config["max_t"]
-    if args.episodes < 1 or args.burn_in < 0:
-        sar_ppo.fail("--episodes must be >= 1 and --burn-in >= 0")
+    flag = "--model" if args.model else "--env-id"
+    try:
+        envs.resolve_dt(args.env_id)
+    except ValueError as e:
+        sar_ppo.fail(f"{flag}: {str(e).partition(': ')[2]}")
     try:
         dts = [envs.resolve_dt(args.env_id, dt) for dt in args.dts]
     except ValueError as e:
-        sar_ppo.fail(f"--dts: {e}")
+        sar_ppo.fail(f"--dts: {str(e).partition(': ')[2]}")
     torch.manual_seed(args.seed)
     probe = envs.make_env(args.env_id)
     agent = sar_ppo.Agent(probe.observation_space.shape[0], probe.action_space.shape[0], repeat=True)
-    if state is not None:
-        agent.load_state_dict(state["agent"])
+    try:
+        args.max_d, args.max_t = float(config["max_d"]), float(config["max_t"])
+        if state is not None:
+            agent.load_state_dict(state["agent"])
+            for name, shape in (("obs_rms", probe.observation_space.shape), ("repetition_stats", probe.observation_space.shape)):
+                stats = RunningMeanStd(shape=shape)
+                sar_ppo.load_stats(stats, state[name])
+                if stats.mean.shape != shape or stats.var.shape != shape:
+                    raise ValueError(f"{name} has shape {stats.mean.shape}, the task's observations {shape}")
+    except (KeyError, TypeError, ValueError, AttributeError, RuntimeError) as e:  # keys or shapes off
+        sar_ppo.fail(f"--model: {args.model} with its config.json is damaged ({brief(e)})")
     print(f"{args.env_id}, {'the policy of ' + args.model if args.model else f'an untrained policy (seed {args.seed})'}, "
           f"{'mean' if args.deterministic else 'sampled'} actions, {args.episodes} episodes per δ\n")
     print("| δ (s) | mean duration (ms) | stopped by t_max | decisions / physical s | return | episode (s) |")

@@ -15,6 +15,7 @@ P4  the PPO update's time per minibatch step (read off P3's progress.csv: update
 """
 import argparse
 import csv
+import importlib.util
 import math
 import os
 import subprocess
@@ -154,10 +155,17 @@ def p3_p4(decisions, threads, log_dir, minibatch_steps):
 
 if __name__ == "__main__":
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.error = sar_ppo.fail
     p.add_argument("--quick", action="store_true", help="all four figures in under three minutes")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--only", default="1234", help="which figures, e.g. 24")
     args = p.parse_args()
+    if args.threads < 1:
+        sar_ppo.fail(f"--threads: must be >= 1, got {args.threads}")
+    if not args.only or set(args.only) - set("1234"):
+        sar_ppo.fail(f"--only: figures among 1, 2, 3, 4 (e.g. 24), got {args.only!r}")
+    if "1" in args.only and importlib.util.find_spec("stable_baselines3") is None:
+        sar_ppo.fail("--only: P1 needs stable-baselines3: pip install -r benchmark/requirements.txt (or --only 234)")
     torch.set_num_threads(args.threads)
     print(f"machine: {os.cpu_count()} cores, {open('/proc/cpuinfo').read().split('model name')[1].split(':')[1].splitlines()[0].strip()}; "
           f"torch {torch.__version__}, {args.threads} thread(s)")

@@ -2,11 +2,13 @@
 
     bash benchmark/fig_five_tasks.sh --list | python benchmark/status.py        # counts, and the runs left
     bash benchmark/fig_five_tasks.sh --list | python benchmark/status.py -v     # every run
+    bash benchmark/fig_five_tasks.sh --list | python benchmark/status.py --check  # exit 1 unless all finished
 
 Reads the commands on stdin (`python sar_ppo.py ...` or `python figar_ppo.py ...`, one per line, run from
 the project's folder as the figure scripts do), finds each one's run folder with the script's own flag
 parsing, and compares the last whole row of its progress.csv with its --total-steps. An unfinished run
-can be resumed only if it has a checkpoint.pt (shown).
+can be resumed only if it has a checkpoint.pt (shown). The figure scripts call it with --check before
+drawing, so that no figure is drawn from an incomplete set of runs.
 """
 import argparse
 import os
@@ -23,7 +25,10 @@ SCRIPTS = {"sar_ppo.py": sar_ppo, "figar_ppo.py": figar_ppo}
 
 def status(command):
     """(state, run folder, decisions in whole rows) of one command line; state: finished, unfinished or not started."""
-    words = shlex.split(command)
+    try:
+        words = shlex.split(command)
+    except ValueError as e:  # an unbalanced quote
+        sar_ppo.fail(f"{e}: {command.strip()}")
     script = next((w for w in words if os.path.basename(w) in SCRIPTS), None)
     if script is None:
         sar_ppo.fail(f"not a command of sar_ppo.py or figar_ppo.py: {command.strip()}")
@@ -41,10 +46,13 @@ def status(command):
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.error = sar_ppo.fail
     p.add_argument("-v", "--verbose", action="store_true", help="list the finished runs too")
-    verbose = p.parse_args(argv).verbose
+    p.add_argument("--check", action="store_true", help="exit status 1, with one line on stderr, unless every run is finished")
+    args = p.parse_args(argv)
+    verbose = args.verbose
     found = {"finished": [], "unfinished": [], "not started": []}
-    for line in sys.stdin:
+    for line in sys.stdin:  # a bad line stops it before anything is printed
         if line.strip():
             state, folder, decisions = status(line)
             resumable = " (checkpoint.pt)" if os.path.exists(os.path.join(folder, "checkpoint.pt")) else ""
@@ -54,6 +62,11 @@ def main(argv=None):
         print(f"{state}: {len(folders)}")
         for folder in folders if verbose or state != "finished" else []:
             print(f"  {folder}")
+    left = len(found["unfinished"]) + len(found["not started"])
+    if args.check and left:
+        print(f"{os.path.basename(sys.argv[0])}: {left} of {left + len(found['finished'])} runs are not finished",
+              file=sys.stderr)
+        sys.exit(1)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Redraws every committed figure, results/figures/*.png and results/theory/*.png, from the committed runs
+# (results/runs, results/runs_1m) and CSVs (results/theory/*.csv, results/random_returns.csv): nothing is
+# trained or measured; about two minutes, most of it the safe-region rollouts. It first removes the old
+# figures, so that what it draws is exactly what is committed: on a clean clone `git status` stays clean.
+# Each plot.py call selects its runs by name; without --variants plot.py reads the paper's methods only.
+#   bash benchmark/figures.sh           (PYTHON=... to choose the interpreter; default: python)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python}
+OUT=results/figures
+plot() { "$PY" plot.py "$@" --out "$OUT" >/dev/null; }
+rm -f "$OUT"/*.png results/theory/*.png
+mkdir -p "$OUT"
+
+# Fig. 4 on the eight tasks, deterministic: the grid (two figures of four tasks) and the normalised final returns
+plot results/runs --only __{sar,figar,ppo}__dt{0.0005,0.001,0.002,0.008,0.01,0.02,0.04,0.05}__s --kinds grid normalised
+# δ-invariance, one figure per task: InvertedPendulum, InvertedDoublePendulum, Hopper (500k), against decisions and physical time
+ONE_TASK=({InvertedPendulum,InvertedDoublePendulum,Hopper}-v5__{sar,figar,ppo}__dt{0.0005,0.002,0.008,0.01,0.04,0.05}__s)
+plot results/runs --only "${ONE_TASK[@]}" --kinds curves durations bars
+plot results/runs --only "${ONE_TASK[@]}" --kinds curves --x physical_time_s
+# Fig. 5: SAR-PPO vs FiGAR-C-PPO under the three stochastic settings at δ_lowest (the tasks whose runs exist)
+plot results/runs --only __{sar,figar}__dt{0.0005,0.001,0.002}__{action,ext-force,ext-force-perceptible}__s --kinds fig5
+# ... and InvertedPendulum's mean action durations under each of them
+plot results/runs --only InvertedPendulum-v5__{sar,figar}__dt0.002__{action,ext-force,ext-force-perceptible}__s --kinds durations
+# InvertedPendulum at 100k decisions (the first 100,352 of the 200k runs), deterministic and under external forces
+plot results/runs --max-steps 100352 --only InvertedPendulum-v5__{sar,figar,ppo}__dt0.002__s InvertedPendulum-v5__{sar,figar}__dt0.002__ext-force__s \
+  --kinds curves durations bars --prefix 100k_
+# Hopper at 1M decisions, all three methods
+plot results/runs_1m --kinds grid --prefix 1m_
+plot results/runs_1m --kinds grid --prefix 1m_ --x physical_time_s
+# App. H: λ-SAR-PPO under partial observability (strong perceptible force + hold penalty)
+plot results/runs --only __hold-penalty --kinds curves durations bars
+# App. I: ablations, each variant beside the default SAR-PPO and FiGAR-C-PPO at δ_lowest
+plot results/runs --variants --only __sar-maxd __sar-no-limit __figar-no-limit __sar-l2 Pendulum-v5__{sar,figar}__dt0.002__s \
+  --kinds grid bars durations --prefix ablations_
+# App. E: rising stochasticity
+"$PY" benchmark/plot_rising_stochasticity.py results/runs --out "$OUT" >/dev/null
+# Fig. 6: safe regions (rollouts of the committed model.pt)
+for run in results/runs/InvertedPendulum-v5__sar-delta2-3__dt0.002__s1 results/runs/InvertedPendulum-v5__sar-delta2-3__dt0.002__ext-force__s1; do
+  "$PY" benchmark/safe_regions.py "$run" --out "$OUT" >/dev/null
+done
+# The theory figures, from their committed CSVs (no measurement)
+"$PY" benchmark/pg_variance.py --plot-only
+"$PY" - <<'EOF'
+import sys
+sys.path.insert(0, "benchmark")
+import alert_then_off, exploration, pg_variance
+for module, name in ((alert_then_off, "alert_then_off"), (exploration, "exploration")):
+    module.plot_figure(pg_variance.read_rows(f"results/theory/{name}.csv"), f"results/theory/{name}.png")
+EOF
+ls "$OUT"/*.png results/theory/*.png | wc -l | xargs echo "figures drawn:" >&2
