@@ -706,6 +706,12 @@ def test_plot_normalisation_puts_the_best_largest_dt_return_at_1_and_a_random_po
     assert plot.read_random_returns(os.path.join(HERE, "results", "random_returns.csv")).keys() == set(plot.TASKS)
 
 
+def test_plot_fig5_verdict_needs_two_seeds_a_side_to_call_the_intervals():
+    assert plot.verdict([900.0, 950.0], [100.0, 200.0]) == "SAR above by the intervals"
+    assert plot.verdict([900.0], [100.0]) == "by the mean only (one seed)"
+    assert plot.verdict([900.0, 950.0], [990.0]) == "not (one seed)"
+
+
 def test_plot_fig5_draws_a_row_per_stochastic_setting_for_any_subset_of_tasks_with_a_verdict(tmp_path, capsys):
     finals = {("SAR-PPO", "action"): (900, 950), ("FiGAR-C-PPO", "action"): (100, 200),  # above by the intervals
               ("SAR-PPO", "ext-force"): (300, 900), ("FiGAR-C-PPO", "ext-force"): (400, 500),  # by the mean only
