@@ -19,8 +19,10 @@ plot results/runs --only __{sar,figar,ppo}__dt{0.0005,0.001,0.002,0.008,0.01,0.0
 ONE_TASK=({InvertedPendulum,InvertedDoublePendulum,Hopper}-v5__{sar,figar,ppo}__dt{0.0005,0.002,0.008,0.01,0.04,0.05}__s)
 plot results/runs --only "${ONE_TASK[@]}" --kinds curves durations bars
 plot results/runs --only "${ONE_TASK[@]}" --kinds curves --x physical_time_s
-# Fig. 5: SAR-PPO vs FiGAR-C-PPO under the three stochastic settings at δ_lowest (the tasks whose runs exist)
-plot results/runs --only __{sar,figar}__dt{0.0005,0.001,0.002}__{action,ext-force,ext-force-perceptible}__s --kinds fig5
+# Fig. 5: SAR-PPO vs FiGAR-C-PPO under the three stochastic settings at δ_lowest: InvertedPendulum; the seven other
+# tasks join (drop the task from --only) once `bash benchmark/fig_stochastic_seven_tasks.sh --list | python
+# benchmark/status.py` says every run is finished, so that no figure is drawn from part of a task's runs
+plot results/runs --only InvertedPendulum-v5__{sar,figar}__dt0.002__{action,ext-force,ext-force-perceptible}__s --kinds fig5
 # ... and InvertedPendulum's mean action durations under each of them
 plot results/runs --only InvertedPendulum-v5__{sar,figar}__dt0.002__{action,ext-force,ext-force-perceptible}__s --kinds durations
 # InvertedPendulum at 100k decisions (the first 100,352 of the 200k runs), deterministic and under external forces
@@ -43,10 +45,11 @@ done
 # The theory figures, from their committed CSVs (no measurement)
 "$PY" benchmark/pg_variance.py --plot-only
 "$PY" - <<'EOF'
-import sys
+import csv, sys
 sys.path.insert(0, "benchmark")
-import alert_then_off, exploration, pg_variance
+import alert_then_off, exploration
 for module, name in ((alert_then_off, "alert_then_off"), (exploration, "exploration")):
-    module.plot_figure(pg_variance.read_rows(f"results/theory/{name}.csv"), f"results/theory/{name}.png")
+    with open(f"results/theory/{name}.csv", newline="") as f:
+        module.plot_figure(list(csv.DictReader(f)), f"results/theory/{name}.png")
 EOF
 ls "$OUT"/*.png results/theory/*.png | wc -l | xargs echo "figures drawn:" >&2
