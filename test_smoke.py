@@ -2089,6 +2089,7 @@ def test_stochastic_settings_and_hold_penalty_stay_with_the_paper_tasks():
 @pytest.fixture(scope="module")
 def sb3_sar():
     """examples/sb3_sar.py, the Stable-Baselines3 recipe (stable-baselines3 from benchmark/requirements.txt)."""
+    pytest.importorskip("stable_baselines3", reason="pip install -r benchmark/requirements.txt (CI does)")
     sys.path.insert(0, os.path.join(HERE, "examples"))
     import sb3_sar
     return sb3_sar
