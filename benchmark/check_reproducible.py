@@ -2,7 +2,7 @@
 of progress.csv with the committed ones (all columns but the three timings). Run it before committing a
 change to sar_ppo.py, figar_ppo.py or envs.py: committed results must stay reproducible from HEAD.
 
-    python benchmark/check_reproducible.py results/runs/InvertedPendulum-v5__sar__dt0.002__s1 --updates 3
+    python benchmark/check_reproducible.py results/runs/InvertedPendulum-v5__sar__dt0.002__action__s1 --updates 3
 """
 import argparse
 import csv

@@ -8,6 +8,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python}
+# bad input: one line, exit 2, before the old figures are removed
+[ $# -eq 0 ] || { echo "figures.sh: error: takes no arguments (PYTHON=... chooses the interpreter), got '$1'" >&2; exit 2; }
+command -v "$PY" > /dev/null || { echo "figures.sh: error: PYTHON: no interpreter '$PY'" >&2; exit 2; }
 OUT=results/figures
 plot() { "$PY" plot.py "$@" --out "$OUT" >/dev/null; }
 rm -f "$OUT"/*.png results/theory/*.png
