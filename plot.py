@@ -37,6 +37,7 @@ import io
 import json
 import math
 import os
+import signal
 import sys
 import textwrap
 from collections import defaultdict
@@ -758,4 +759,5 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `plot.py ... | head` ends quietly
     sys.exit(main())

@@ -13,6 +13,7 @@ drawing, so that no figure is drawn from an incomplete set of runs.
 import argparse
 import os
 import shlex
+import signal
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -70,4 +71,5 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `status.py ... | head` ends quietly
     main()
