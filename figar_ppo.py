@@ -112,8 +112,10 @@ class Agent(nn.Module):
         return Normal(self.actor_mean(hidden), logstd.clamp(-20, 2).exp(), validate_args=False)
 
 
-def normalize(x, stats, on, clip=10.0):
-    """Running mean/std normalization, clipped to ±10 (SB3's VecNormalize)."""
+def normalize(x, stats, on, update=False, clip=10.0):
+    """Running mean/std normalization, clipped to ±10 (SB3's VecNormalize); `update`: x joins the statistics first."""
+    if on and update:
+        stats.update_from_moments(x, 0.0, 1)  # one sample: mean x, var 0, count 1 (cheaper than update()'s np.var)
     if not on:
         return np.asarray(x, dtype=np.float32)
     return np.clip((x - stats.mean) / np.sqrt(stats.var + 1e-8), -clip, clip).astype(np.float32)
@@ -139,14 +141,12 @@ def compute_gae(rewards, values, next_values, discounts, dones, gae_lambda):
 
 
 # ---------------------------------------------------------------- flags
-def fail(message):
-    """Bad input: one line naming the flag on stderr, exit status 2, nothing written."""
+def fail(message):  # bad input: one line naming the flag on stderr, exit status 2, nothing written
     print(f"{os.path.basename(sys.argv[0])}: error: {' '.join(str(message).split())}", file=sys.stderr)
     sys.exit(2)
 
 
-def checked(kind, ok, rule):
-    """An argparse type: `kind(text)` if `ok` holds for it, else the one-line error `rule`."""
+def checked(kind, ok, rule):  # an argparse type: `kind(text)` if `ok` holds for it, else the one-line error `rule`
     def parse(text):
         try:
             if ok(value := kind(text)):
@@ -219,20 +219,17 @@ def parse_args(argv=None):
             ("--noise", not args.noise or task in envs.NOISE_STD, f"App. I.2 defines it for {', '.join(envs.NOISE_STD)}"
              f" only, not {args.env_id}"),
             ("--hold-penalty", not args.hold_penalty or task in envs.HOLD_PENALTY,
-             f"App. D defines it for {', '.join(envs.HOLD_PENALTY)} only, not {args.env_id}"),
-            ]:
+             f"App. D defines it for {', '.join(envs.HOLD_PENALTY)} only, not {args.env_id}")]:
         if not ok:
             fail(f"{flag}: {rule}")
     args.norm_obs, args.norm_reward = (task != "Ant" if on is None else on for on in (args.norm_obs, args.norm_reward))
 
     # The method's name: its base, then each method flag off its default (the paper's variants, App. H)
-    variants = []  # (name, run-name part)
     args.method, slug = "FiGAR-C-PPO", "figar"
-    for off_default, name, part in [
-            (args.no_limit_t, "no limit on t", "no-limit-t"),
-            (args.max_t != 0.05, f"t_max={args.max_t:g}", f"maxt{args.max_t:g}"),
-            (args.scale_lr, "scaled lr", "scaled-lr")]:
-        variants += [(name, part)] if off_default else []
+    variants = [(name, part) for off_default, name, part in [  # (name, run-name part)
+        (args.no_limit_t, "no limit on t", "no-limit-t"),
+        (args.max_t != 0.05, f"t_max={args.max_t:g}", f"maxt{args.max_t:g}"),
+        (args.scale_lr, "scaled lr", "scaled-lr")] if off_default]
     args.method += f" ({', '.join(name for name, _ in variants)})" if variants else ""
     slug = "-".join([slug] + [part for _, part in variants])
     noise = (f"__{args.noise}" if args.noise else "") + ("" if args.noise_prob is None else f"-p{args.noise_prob:g}") \
@@ -274,34 +271,25 @@ def main(argv=None):
     obs_rms = RunningMeanStd(shape=(obs_dim,))  # network inputs
     ret_rms = RunningMeanStd(shape=())  # discounted return, for reward scaling
     learner = {"agent": agent, "optimizer": optimizer, "obs_rms": obs_rms, "ret_rms": ret_rms}
-    config = {**vars(args), "env_id": args.env_id, "method": args.method, "dt": dt, "dt0": dt0,
-              "gamma_dt": gamma_dt, "seed": args.seed, "learning_rate_used": learning_rate}
+    config = {**vars(args), "dt": dt, "dt0": dt0, "gamma_dt": gamma_dt, "learning_rate_used": learning_rate}
     run = open_run(args, learner, rng, config)  # a finished run ends here; a resumed one is loaded
 
     # Rollout storage (decision level)
     n = args.num_steps
     obs_buf, final_obs_buf = np.zeros((2, n, obs_dim), np.float32)  # final obs: to bootstrap a truncation
     actions_buf = np.zeros((n, env.action_space.shape[0]), np.float32)
-    logprobs_buf, rewards_buf, terminated_buf, truncated_buf = np.zeros((4, n), np.float32)
-    discounts_buf = np.zeros(n, np.float32)  # γ_δ^w
-    durations_buf = np.zeros(n, np.int64)  # w, in δ-steps
-
-    def observe(raw_obs):  # the network input of a training step: updates obs_rms, then normalizes
-        if args.norm_obs:
-            obs_rms.update_from_moments(raw_obs, 0.0, 1)  # one sample; cheaper than update()'s np.var
-        return normalize(raw_obs, obs_rms, args.norm_obs)
-
+    logprobs_buf, rewards_buf, terminated_buf, truncated_buf, discounts_buf = np.zeros((5, n), np.float32)
+    durations_buf = np.zeros(n, np.int64)  # w, in δ-steps (discounts_buf: γ_δ^w)
     eval_env = make_decision_env() if args.eval_every else None
 
     counters = run["counters"]
     num_updates = math.ceil(args.total_steps / n)
     raw_obs, _ = env.reset(seed=args.seed + 1_000 * counters["update"])  # a resumed run starts a fresh episode
-    obs = observe(raw_obs)
+    obs = normalize(raw_obs, obs_rms, args.norm_obs, update=True)
     episode_return, discounted_return = 0.0, 0.0
     start = time.time() - counters["wall_time_s"]
     while counters["update"] < num_updates:
-        update_start = time.time()
-        finished_returns = []
+        update_start, finished_returns = time.time(), []
         # ---------------- rollout: n decision steps
         for step in range(n):
             obs_buf[step] = obs
@@ -309,8 +297,7 @@ def main(argv=None):
                 dist = agent.dist(torch.as_tensor(obs)[None])
                 action = dist.sample()
                 logprobs_buf[step] = dist.log_prob(action).sum()
-            action = action[0].numpy()
-            actions_buf[step] = action  # the log-probability is of the unclipped sample
+            actions_buf[step] = action = action[0].numpy()  # the log-probability is of the unclipped sample
             raw_obs, R, terminated, truncated, info = env.step(np.clip(action, action_low, action_high))
             w = info["w"]  # δ-steps this decision lasted
             discounts_buf[step], durations_buf[step] = gamma_dt ** w, w
@@ -318,8 +305,7 @@ def main(argv=None):
                 discounted_return = discounted_return * gamma_dt ** w + R
                 ret_rms.update_from_moments(discounted_return, 0.0, 1)
                 R = np.clip(R / np.sqrt(ret_rms.var + 1e-8), -10.0, 10.0)
-            rewards_buf[step] = R
-            terminated_buf[step], truncated_buf[step] = terminated, truncated
+            rewards_buf[step], terminated_buf[step], truncated_buf[step] = R, terminated, truncated
             episode_return += info["undiscounted_reward"]
             if terminated or truncated:
                 if truncated and not terminated:
@@ -327,7 +313,7 @@ def main(argv=None):
                 finished_returns.append(episode_return)
                 episode_return, discounted_return = 0.0, 0.0
                 raw_obs, _ = env.reset()
-            obs = observe(raw_obs)
+            obs = normalize(raw_obs, obs_rms, args.norm_obs, update=True)
         counters["decision_steps"] += n
         counters["env_steps"] += int(durations_buf.sum())
         counters["episodes"] += len(finished_returns)
@@ -346,24 +332,22 @@ def main(argv=None):
         returns = advantages + values
 
         # ---------------- PPO update
-        b_obs, b_actions = torch.as_tensor(obs_buf), torch.as_tensor(actions_buf)
-        b_logprobs, b_advantages = torch.as_tensor(logprobs_buf), torch.as_tensor(advantages)
-        b_returns = torch.as_tensor(returns)
-        clip_fractions, approx_kls, pg_losses, v_losses, entropies = [], [], [], [], []
+        b_obs, b_actions, b_logprobs, b_advantages, b_returns = map(
+            torch.as_tensor, (obs_buf, actions_buf, logprobs_buf, advantages, returns))
+        logs = {name: [] for name in ("policy_loss", "value_loss", "approx_kl", "clip_fraction", "entropy")}
         for epoch in range(args.update_epochs):
             order = rng.permutation(n)
             for begin in range(0, n, args.minibatch_size):
                 mb = torch.as_tensor(order[begin:begin + args.minibatch_size])
-                mb_obs = b_obs[mb]
-                dist = agent.dist(mb_obs)
+                dist = agent.dist(b_obs[mb])
                 newlogprob = dist.log_prob(b_actions[mb]).sum(1)
                 entropy = dist.entropy().sum(1)
-                newvalue = agent.critic(mb_obs).squeeze(1)
+                newvalue = agent.critic(b_obs[mb]).squeeze(1)
                 logratio = newlogprob - b_logprobs[mb]
                 ratio = logratio.exp()
                 with torch.no_grad():
-                    approx_kls.append(((ratio - 1) - logratio).mean())
-                    clip_fractions.append(((ratio - 1.0).abs() > args.clip_coef).float().mean())
+                    logs["approx_kl"].append(((ratio - 1) - logratio).mean())
+                    logs["clip_fraction"].append(((ratio - 1.0).abs() > args.clip_coef).float().mean())
                 mb_advantages = b_advantages[mb]
                 mb_advantages = (mb_advantages - mb_advantages.mean()) / (mb_advantages.std() + 1e-8)
                 pg_loss = torch.max(-mb_advantages * ratio,
@@ -374,8 +358,8 @@ def main(argv=None):
                 loss.backward()
                 nn.utils.clip_grad_norm_(agent.parameters(), args.max_grad_norm)
                 optimizer.step()
-                pg_losses.append(pg_loss.detach()), v_losses.append(v_loss.detach())
-                entropies.append(entropy.detach().mean())
+                for name, value in [("policy_loss", pg_loss), ("value_loss", v_loss), ("entropy", entropy.mean())]:
+                    logs[name].append(value.detach())
         counters["update"] += 1
 
         # ---------------- logs
@@ -390,9 +374,7 @@ def main(argv=None):
                "eval_return_mean": "" if eval_return is None else eval_return,
                "action_duration_mean_s": float(durations_buf.mean() * dt),
                "safe_radius_mean": "",
-               **{name: torch.stack(values).mean().item() for name, values in [
-                   ("policy_loss", pg_losses), ("value_loss", v_losses), ("approx_kl", approx_kls),
-                   ("clip_fraction", clip_fractions), ("entropy", entropies)]},
+               **{name: torch.stack(values).mean().item() for name, values in logs.items()},
                "decisions_per_s": round(n / update_time, 1),
                "env_steps_per_s": round(int(durations_buf.sum()) / rollout_time, 1)}
         log_row(run, row, counters["update"] % args.checkpoint_every == 0 or counters["update"] == num_updates)
@@ -411,21 +393,20 @@ def evaluate(args, decision_env, agent, obs_rms):
     """Mean return of deterministic (mean-action) episodes, with every running statistic frozen."""
     env, repetition = decision_env
     low, high = env.action_space.low, env.action_space.high
-    returns = []
+    returns = np.zeros(args.eval_episodes)
     for episode in range(args.eval_episodes):
-        (raw_obs, _), returns, done = env.reset(seed=args.seed + 10_000 + episode), returns + [0.0], False
+        (raw_obs, _), done = env.reset(seed=args.seed + 10_000 + episode), False
         while not done:
             with torch.no_grad():
                 mean = agent.dist(torch.as_tensor(normalize(raw_obs, obs_rms, args.norm_obs))[None]).mean[0].numpy()
             raw_obs, _, terminated, truncated, info = env.step(np.clip(mean, low, high))
-            returns[-1] += info["undiscounted_reward"]
+            returns[episode] += info["undiscounted_reward"]
             done = terminated or truncated
     return float(np.mean(returns))
 
 
 # ================================================================ Appendix: run bookkeeping, not the method
-# The checkpoint is the run (the learner, every RNG, the logged rows, the config): --resume continues from it and
-# rewrites progress.csv and config.json from it.
+# The checkpoint is the run (learner, RNGs, logged rows, config); --resume rewrites progress.csv and config.json from it
 RESUMABLE_CHANGES = {"total_steps", "eval_every", "eval_episodes", "log_dir", "run_name", "checkpoint_every",
                      "save_model", "resume", "threads", "method"}  # what may differ on --resume
 
@@ -473,9 +454,8 @@ def open_run(args, learner, rng, config):
             save_model(run_dir, state) if state else fail(f"--save-model: {run_dir} has no checkpoint.pt to take it")
         print(f"{run_dir} is finished: {done:,} decisions reach --total-steps {args.total_steps:,}; nothing to do")
         sys.exit(0)
-    run["config"] = {**config, "resumed_at_decision_steps": done or None,  # flags of the latest (re)start
-                     "code": (run["config"] or {"code": []})["code"] + [  # provenance of every (re)start
-                         {"decision_steps": done, **code_version()}],
+    code = (run["config"] or {"code": []})["code"] + [{"decision_steps": done, **code_version()}]  # every (re)start
+    run["config"] = {**config, "resumed_at_decision_steps": done or None, "code": code,  # flags of the latest (re)start
                      "versions": {p: version(p) for p in ("torch", "gymnasium", "mujoco", "numpy")}}
     save_atomic(os.path.join(run_dir, "progress.csv"), csv_text(run["rows"], header=True))
     save_atomic(os.path.join(run_dir, "config.json"), json.dumps(run["config"], indent=2))

@@ -261,6 +261,8 @@ def load_groups(paths, partial=False, max_steps=None, only=None, variants=True, 
             continue
         config, columns = run
         if not variants and config["method"] not in METHODS:
+            if counts is not None:
+                counts["Variant"] = counts.get("Variant", 0) + 1
             continue
         key = (config["env_id"], setting_of(config), config["method"], config["dt"], config["seed"])
         if key in seeds:
@@ -740,6 +742,8 @@ def main(argv=None):
     if not groups:
         hint = (f"; {counts['Unfinished']} run(s) found unfinished: add --partial to include them"
                 if counts.get("Unfinished") else "")
+        hint += (f"; {counts['Variant']} run(s) of a variant of a method: add --variants to include them"
+                 if counts.get("Variant") else "")
         fail(f"no finished run found in {' '.join(args.paths)}{' (with --only)' if args.only else ''}{hint}")
     if args.summary:
         print(summary(groups))

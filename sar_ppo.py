@@ -161,8 +161,10 @@ class Agent(nn.Module):
         return Normal(self.actor_mean(hidden), logstd.clamp(-20, 2).exp(), validate_args=False)
 
 
-def normalize(x, stats, on, clip=10.0):
-    """Running mean/std normalization, clipped to ±10 (SB3's VecNormalize)."""
+def normalize(x, stats, on, update=False, clip=10.0):
+    """Running mean/std normalization, clipped to ±10 (SB3's VecNormalize); `update`: x joins the statistics first."""
+    if on and update:
+        stats.update_from_moments(x, 0.0, 1)  # one sample: mean x, var 0, count 1 (cheaper than update()'s np.var)
     if not on:
         return np.asarray(x, dtype=np.float32)
     return np.clip((x - stats.mean) / np.sqrt(stats.var + 1e-8), -clip, clip).astype(np.float32)
@@ -188,14 +190,12 @@ def compute_gae(rewards, values, next_values, discounts, dones, gae_lambda):
 
 
 # ---------------------------------------------------------------- flags
-def fail(message):
-    """Bad input: one line naming the flag on stderr, exit status 2, nothing written."""
+def fail(message):  # bad input: one line naming the flag on stderr, exit status 2, nothing written
     print(f"{os.path.basename(sys.argv[0])}: error: {' '.join(str(message).split())}", file=sys.stderr)
     sys.exit(2)
 
 
-def checked(kind, ok, rule):
-    """An argparse type: `kind(text)` if `ok` holds for it, else the one-line error `rule`."""
+def checked(kind, ok, rule):  # an argparse type: `kind(text)` if `ok` holds for it, else the one-line error `rule`
     def parse(text):
         try:
             if ok(value := kind(text)):
@@ -286,21 +286,19 @@ def parse_args(argv=None):
     args.max_d = default_max_d if args.max_d is None else args.max_d
 
     # The method's name: its base, then each method flag off its default (the paper's variants, App. H)
-    variants = []  # (name, run-name part)
     if args.no_repeat:
         args.method, slug = ("PPO (scaled)", "ppo-scaled") if args.scale_lr else ("PPO", "ppo")
     else:
         args.method, slug = ("SAR-PPO", "sar") if args.lambda_dt is None else ("λ-SAR-PPO", "lambda-sar")
-        dims = ",".join(map(str, args.delta_dims or []))
-        for off_default, name, part in [
-                (args.norm == "l2", "l2", "l2"),
-                (args.delta_dims, f"Δ on dims {dims}", "delta" + dims.replace(",", "-")),
-                (args.max_d != default_max_d, f"d_max={args.max_d:g}", f"maxd{args.max_d:g}"),
-                (args.max_t == math.inf, "no limit on t", "no-limit-t"),
-                (args.max_t not in (0.05, math.inf), f"t_max={args.max_t:g}", f"maxt{args.max_t:g}"),
-                (args.lambda_dt not in (None, 0.5), f"λ={args.lambda_dt}", f"lambda{args.lambda_dt}"),
-                (args.scale_lr, "scaled lr", "scaled-lr")]:
-            variants += [(name, part)] if off_default else []
+    dims = ",".join(map(str, args.delta_dims or []))
+    variants = [(name, part) for off_default, name, part in [  # (name, run-name part)
+        (args.norm == "l2", "l2", "l2"),
+        (args.delta_dims, f"Δ on dims {dims}", "delta" + dims.replace(",", "-")),
+        (args.max_d != default_max_d, f"d_max={args.max_d:g}", f"maxd{args.max_d:g}"),
+        (args.max_t == math.inf, "no limit on t", "no-limit-t"),
+        (args.max_t not in (0.05, math.inf), f"t_max={args.max_t:g}", f"maxt{args.max_t:g}"),
+        (args.lambda_dt not in (None, 0.5), f"λ={args.lambda_dt}", f"lambda{args.lambda_dt}"),
+        (args.scale_lr, "scaled lr", "scaled-lr")] if off_default and not args.no_repeat]  # plain PPO has none
     args.method += f" ({', '.join(name for name, _ in variants)})" if variants else ""
     slug = "-".join([slug] + [part for _, part in variants])
     noise = (f"__{args.noise}" if args.noise else "") + ("" if args.noise_prob is None else f"-p{args.noise_prob:g}") \
@@ -344,34 +342,25 @@ def main(argv=None):
     ret_rms = RunningMeanStd(shape=())  # discounted return, for reward scaling
     learner = {"agent": agent, "optimizer": optimizer, "obs_rms": obs_rms, "ret_rms": ret_rms,
                "repetition_stats": repetition.obs_stats}
-    config = {**vars(args), "env_id": args.env_id, "method": args.method, "dt": dt, "dt0": dt0,
-              "gamma_dt": gamma_dt, "seed": args.seed, "learning_rate_used": learning_rate}
+    config = {**vars(args), "dt": dt, "dt0": dt0, "gamma_dt": gamma_dt, "learning_rate_used": learning_rate}
     run = open_run(args, learner, rng, config)  # a finished run ends here; a resumed one is loaded
 
     # Rollout storage (decision level)
     n = args.num_steps
     obs_buf, final_obs_buf = np.zeros((2, n, obs_dim), np.float32)  # final obs: to bootstrap a truncation
     actions_buf = np.zeros((n, env.action_space.shape[0]), np.float32)
-    logprobs_buf, rewards_buf, terminated_buf, truncated_buf = np.zeros((4, n), np.float32)
-    discounts_buf, radius_buf = np.zeros((2, n), np.float32)  # γ_δ^w, and d
-    durations_buf = np.zeros(n, np.int64)  # w, in δ-steps
-
-    def observe(raw_obs):  # the network input of a training step: updates obs_rms, then normalizes
-        if args.norm_obs:
-            obs_rms.update_from_moments(raw_obs, 0.0, 1)  # one sample; cheaper than update()'s np.var
-        return normalize(raw_obs, obs_rms, args.norm_obs)
-
+    logprobs_buf, rewards_buf, terminated_buf, truncated_buf, discounts_buf, radius_buf = np.zeros((6, n), np.float32)
+    durations_buf = np.zeros(n, np.int64)  # w, in δ-steps (discounts_buf: γ_δ^w; radius_buf: d)
     eval_env = make_decision_env() if args.eval_every else None
 
     counters = run["counters"]
     num_updates = math.ceil(args.total_steps / n)
     raw_obs, _ = env.reset(seed=args.seed + 1_000 * counters["update"])  # a resumed run starts a fresh episode
-    obs = observe(raw_obs)
+    obs = normalize(raw_obs, obs_rms, args.norm_obs, update=True)
     episode_return, discounted_return = 0.0, 0.0
     start = time.time() - counters["wall_time_s"]
     while counters["update"] < num_updates:
-        update_start = time.time()
-        finished_returns = []
+        update_start, finished_returns = time.time(), []
         # ---------------- rollout: n decision steps
         for step in range(n):
             obs_buf[step] = obs
@@ -379,8 +368,7 @@ def main(argv=None):
                 dist = agent.dist(torch.as_tensor(obs)[None])
                 action = dist.sample()
                 logprobs_buf[step] = dist.log_prob(action).sum()
-            action = action[0].numpy()
-            actions_buf[step] = action  # the log-probability is of the unclipped sample
+            actions_buf[step] = action = action[0].numpy()  # the log-probability is of the unclipped sample
             raw_obs, R, terminated, truncated, info = env.step(np.clip(action, action_low, action_high))
             w = info["w"]  # δ-steps this decision lasted
             discounts_buf[step], durations_buf[step], radius_buf[step] = gamma_dt ** w, w, info["safe_radius"]
@@ -388,8 +376,7 @@ def main(argv=None):
                 discounted_return = discounted_return * gamma_dt ** w + R
                 ret_rms.update_from_moments(discounted_return, 0.0, 1)
                 R = np.clip(R / np.sqrt(ret_rms.var + 1e-8), -10.0, 10.0)
-            rewards_buf[step] = R
-            terminated_buf[step], truncated_buf[step] = terminated, truncated
+            rewards_buf[step], terminated_buf[step], truncated_buf[step] = R, terminated, truncated
             episode_return += info["undiscounted_reward"]
             if terminated or truncated:
                 if truncated and not terminated:
@@ -397,7 +384,7 @@ def main(argv=None):
                 finished_returns.append(episode_return)
                 episode_return, discounted_return = 0.0, 0.0
                 raw_obs, _ = env.reset()
-            obs = observe(raw_obs)
+            obs = normalize(raw_obs, obs_rms, args.norm_obs, update=True)
         counters["decision_steps"] += n
         counters["env_steps"] += int(durations_buf.sum())
         counters["episodes"] += len(finished_returns)
@@ -416,24 +403,22 @@ def main(argv=None):
         returns = advantages + values
 
         # ---------------- PPO update
-        b_obs, b_actions = torch.as_tensor(obs_buf), torch.as_tensor(actions_buf)
-        b_logprobs, b_advantages = torch.as_tensor(logprobs_buf), torch.as_tensor(advantages)
-        b_returns = torch.as_tensor(returns)
-        clip_fractions, approx_kls, pg_losses, v_losses, entropies = [], [], [], [], []
+        b_obs, b_actions, b_logprobs, b_advantages, b_returns = map(
+            torch.as_tensor, (obs_buf, actions_buf, logprobs_buf, advantages, returns))
+        logs = {name: [] for name in ("policy_loss", "value_loss", "approx_kl", "clip_fraction", "entropy")}
         for epoch in range(args.update_epochs):
             order = rng.permutation(n)
             for begin in range(0, n, args.minibatch_size):
                 mb = torch.as_tensor(order[begin:begin + args.minibatch_size])
-                mb_obs = b_obs[mb]
-                dist = agent.dist(mb_obs)
+                dist = agent.dist(b_obs[mb])
                 newlogprob = dist.log_prob(b_actions[mb]).sum(1)
                 entropy = dist.entropy().sum(1)
-                newvalue = agent.critic(mb_obs).squeeze(1)
+                newvalue = agent.critic(b_obs[mb]).squeeze(1)
                 logratio = newlogprob - b_logprobs[mb]
                 ratio = logratio.exp()
                 with torch.no_grad():
-                    approx_kls.append(((ratio - 1) - logratio).mean())
-                    clip_fractions.append(((ratio - 1.0).abs() > args.clip_coef).float().mean())
+                    logs["approx_kl"].append(((ratio - 1) - logratio).mean())
+                    logs["clip_fraction"].append(((ratio - 1.0).abs() > args.clip_coef).float().mean())
                 mb_advantages = b_advantages[mb]
                 mb_advantages = (mb_advantages - mb_advantages.mean()) / (mb_advantages.std() + 1e-8)
                 pg_loss = torch.max(-mb_advantages * ratio,
@@ -444,8 +429,8 @@ def main(argv=None):
                 loss.backward()
                 nn.utils.clip_grad_norm_(agent.parameters(), args.max_grad_norm)
                 optimizer.step()
-                pg_losses.append(pg_loss.detach()), v_losses.append(v_loss.detach())
-                entropies.append(entropy.detach().mean())
+                for name, value in [("policy_loss", pg_loss), ("value_loss", v_loss), ("entropy", entropy.mean())]:
+                    logs[name].append(value.detach())
         counters["update"] += 1
 
         # ---------------- logs
@@ -460,9 +445,7 @@ def main(argv=None):
                "eval_return_mean": "" if eval_return is None else eval_return,
                "action_duration_mean_s": float(durations_buf.mean() * dt),
                "safe_radius_mean": "" if args.no_repeat else float(radius_buf.mean()),
-               **{name: torch.stack(values).mean().item() for name, values in [
-                   ("policy_loss", pg_losses), ("value_loss", v_losses), ("approx_kl", approx_kls),
-                   ("clip_fraction", clip_fractions), ("entropy", entropies)]},
+               **{name: torch.stack(values).mean().item() for name, values in logs.items()},
                "decisions_per_s": round(n / update_time, 1),
                "env_steps_per_s": round(int(durations_buf.sum()) / rollout_time, 1)}
         log_row(run, row, counters["update"] % args.checkpoint_every == 0 or counters["update"] == num_updates)
@@ -482,21 +465,20 @@ def evaluate(args, decision_env, agent, obs_rms, repetition_stats):
     env, repetition = decision_env
     low, high = env.action_space.low, env.action_space.high
     repetition.obs_stats, repetition.update_stats = repetition_stats, False
-    returns = []
+    returns = np.zeros(args.eval_episodes)
     for episode in range(args.eval_episodes):
-        (raw_obs, _), returns, done = env.reset(seed=args.seed + 10_000 + episode), returns + [0.0], False
+        (raw_obs, _), done = env.reset(seed=args.seed + 10_000 + episode), False
         while not done:
             with torch.no_grad():
                 mean = agent.dist(torch.as_tensor(normalize(raw_obs, obs_rms, args.norm_obs))[None]).mean[0].numpy()
             raw_obs, _, terminated, truncated, info = env.step(np.clip(mean, low, high))
-            returns[-1] += info["undiscounted_reward"]
+            returns[episode] += info["undiscounted_reward"]
             done = terminated or truncated
     return float(np.mean(returns))
 
 
 # ================================================================ Appendix: run bookkeeping, not the method
-# The checkpoint is the run (the learner, every RNG, the logged rows, the config): --resume continues from it and
-# rewrites progress.csv and config.json from it.
+# The checkpoint is the run (learner, RNGs, logged rows, config); --resume rewrites progress.csv and config.json from it
 RESUMABLE_CHANGES = {"total_steps", "eval_every", "eval_episodes", "log_dir", "run_name", "checkpoint_every",
                      "save_model", "resume", "threads", "method"}  # what may differ on --resume
 
@@ -544,9 +526,8 @@ def open_run(args, learner, rng, config):
             save_model(run_dir, state) if state else fail(f"--save-model: {run_dir} has no checkpoint.pt to take it")
         print(f"{run_dir} is finished: {done:,} decisions reach --total-steps {args.total_steps:,}; nothing to do")
         sys.exit(0)
-    run["config"] = {**config, "resumed_at_decision_steps": done or None,  # flags of the latest (re)start
-                     "code": (run["config"] or {"code": []})["code"] + [  # provenance of every (re)start
-                         {"decision_steps": done, **code_version()}],
+    code = (run["config"] or {"code": []})["code"] + [{"decision_steps": done, **code_version()}]  # every (re)start
+    run["config"] = {**config, "resumed_at_decision_steps": done or None, "code": code,  # flags of the latest (re)start
                      "versions": {p: version(p) for p in ("torch", "gymnasium", "mujoco", "numpy")}}
     save_atomic(os.path.join(run_dir, "progress.csv"), csv_text(run["rows"], header=True))
     save_atomic(os.path.join(run_dir, "config.json"), json.dumps(run["config"], indent=2))

@@ -563,6 +563,15 @@ def test_plot_on_unfinished_runs_only_names_partial(tmp_path, capsys):
     assert plot.main([str(tmp_path), "--partial", "--table"]) == 0
 
 
+def test_plot_on_variant_runs_only_names_variants(tmp_path, capsys):
+    fake_run(tmp_path, "sar-maxd0.2", 10.0, method="SAR-PPO (d_max=0.2)")
+    with pytest.raises(SystemExit) as exit_info:
+        plot.main([str(tmp_path), "--table"])
+    last = capsys.readouterr().err.splitlines()[-1]
+    assert exit_info.value.code == 2 and "--variants" in last and "1 run(s) of a variant" in last
+    assert plot.main([str(tmp_path), "--variants", "--table"]) == 0
+
+
 def test_plot_writes_every_figure_named_by_task_and_skips_unfinished_runs(tmp_path, capsys):
     runs = tmp_path / "runs"
     for seed in (1, 2):
@@ -968,7 +977,9 @@ def test_config_and_checkpoint_are_replaced_whole_or_not_at_all(tmp_path):
 def test_interrupted_run_says_one_line_and_resumes_to_every_row(tmp_path):
     cmd = [sys.executable, os.path.join(HERE, "sar_ppo.py"), "--log-dir", str(tmp_path), "--run-name", "run",
            "--total-steps", "1000000", *TINY]  # it cannot finish before the signal
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    # SIGINT as a terminal delivers it, also when the suite runs in the background (where it is ignored)
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     progress = tmp_path / "run" / "progress.csv"
     deadline = time.time() + 120
     while time.time() < deadline and not (progress.exists() and len(progress.read_text().splitlines()) >= 3):

@@ -217,9 +217,7 @@ class Statistics:
         self.norm_obs, self.norm_reward, self.learn = norm_obs, norm_reward, True
 
     def observe(self, raw_obs):
-        if self.learn and self.norm_obs:
-            self.obs_rms.update_from_moments(raw_obs, 0.0, 1)
-        return sar_ppo.normalize(raw_obs, self.obs_rms, self.norm_obs)
+        return sar_ppo.normalize(raw_obs, self.obs_rms, self.norm_obs, update=self.learn)
 
     def scale(self, rewards):  # R / std of the discounted return, clipped to ±10
         if not self.norm_reward:
