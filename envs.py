@@ -11,7 +11,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.envs.mujoco import MujocoEnv
 
-# Table 1 (App. I.2): (δ_lowest, δ_low, δ_middle, δ_original = δ0), in seconds.
+# Table 1 (App. J.2): (δ_lowest, δ_low, δ_middle, δ_original = δ0), in seconds.
 DT_LEVELS = ("lowest", "low", "middle", "original")
 DT_TABLE = {
     "Ant-v5": (2e-3, 5e-3, 1e-2, 5e-2),
@@ -24,7 +24,7 @@ DT_TABLE = {
     "Walker2d-v5": (5e-4, 1e-3, 2e-3, 8e-3),
 }
 
-# App. I.2: (σ_act, σ_ext, σ_ext2) per env, and the body the external force acts on.
+# App. J.2: (σ_act, σ_ext, σ_ext2) per env, and the body the external force acts on.
 NOISE_STD = {
     "Ant": (1, 100, 300), "HalfCheetah": (1, 30, 300), "InvertedDoublePendulum": (1, 100, 1000),
     "InvertedPendulum": (3, 300, 1000), "Swimmer": (1, 100, 1000), "Reacher": (1, 300, 1000),
@@ -33,7 +33,7 @@ NOISE_STD = {
 NOISE_KINDS = ("action", "ext-force", "ext-force-perceptible")
 NOISE_PROB = 0.05  # p_act = p_ext
 FORCE_BODY = {"InvertedPendulum": "cart", "InvertedDoublePendulum": "cart", "Reacher": "body1"}
-# App. D: (t_thres in seconds, r_penalty) of the partially observable setting.
+# App. H: (t_thres in seconds, r_penalty) of the partially observable setting.
 HOLD_PENALTY = {"InvertedPendulum": (0.04, -1.0), "InvertedDoublePendulum": (0.04, -10.0),
                 "Hopper": (0.025, -20.0), "Walker2d": (0.025, -20.0)}
 
@@ -140,7 +140,7 @@ class DtEnv(gym.Wrapper, gym.utils.RecordConstructorArgs):
             raw.frame_skip = 1
             raw.model.opt.timestep = dt
             raw.metadata = {**raw.metadata, "render_fps": int(round(1 / dt))}
-        self.gamma_dt = gamma ** (dt / dt0)  # γ_δ = γ^(δ/δ0), same effective horizon (App. I.2)
+        self.gamma_dt = gamma ** (dt / dt0)  # γ_δ = γ^(δ/δ0), same effective horizon (App. J.2)
         self.reward_scale = dt / dt0  # r_δ = r·δ (eq. 2), in units of δ0-steps
         # Same physical limit; the 1e-9 guards int() against 19999.999... from float division.
         self.max_steps = math.inf if max_episode_steps is None else int(max_episode_steps * dt0 / dt + 1e-9)
@@ -256,7 +256,7 @@ class Perturb(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
 
 class HoldPenalty(gym.Wrapper, gym.utils.RecordConstructorArgs):
-    """App. D's partial observability: pays `penalty` once each time one action has been held for
+    """App. H's partial observability: pays `penalty` once each time one action has been held for
     `t_thres` seconds; the holding time is not observed. Wrap the δ-env, inside the repetition."""
 
     def __init__(self, env, t_thres=None, penalty=None):

@@ -34,13 +34,13 @@ class DurativeRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
     The action is [a, u_raw], u = (u_raw + 1)/2 ∈ [0, 1]; `a` is repeated for ⌈t/δ⌉ δ-steps with t = u·max_t
     (at least one), or until the episode ends, blind to the state meanwhile. With limit_t=False u is not clipped
-    above, so t can exceed max_t (App. H). `step` returns R = Σ_k γ_δ^k r_k over its k δ-steps and info["w"] = k.
+    above, so t can exceed max_t (App. I). `step` returns R = Σ_k γ_δ^k r_k over its k δ-steps and info["w"] = k.
     """
 
     def __init__(self, env, max_t=0.05, limit_t=True, dt=None, gamma_dt=None):
         gym.utils.RecordConstructorArgs.__init__(self, max_t=max_t, limit_t=limit_t, dt=dt, gamma_dt=gamma_dt)
         gym.Wrapper.__init__(self, env)
-        self.dt, self.gamma_dt, dim = check_wrapped(env, dt, gamma_dt, max_t)
+        self.dt, self.gamma_dt, _ = check_wrapped(env, dt, gamma_dt, max_t)
         if max_t == math.inf:
             raise ValueError("max_t: a duration t = u·max_t needs a finite max_t, got inf")
         self.max_t = max_t
@@ -87,7 +87,7 @@ def layer_init(layer, std=np.sqrt(2), bias_const=0.0):
 
 
 class Agent(nn.Module):
-    """Separate actor and critic MLPs, 2×256 ReLU (App. I.3). Gaussian policy: a state-independent
+    """Separate actor and critic MLPs, 2×256 ReLU (App. J.3). Gaussian policy: a state-independent
     log-std for the K task dims, a state-dependent one for the repetition dim."""
 
     def __init__(self, obs_dim, num_actions, repeat):
@@ -130,7 +130,7 @@ def load_stats(stats, state):
 
 
 def compute_gae(rewards, values, next_values, discounts, dones, gae_lambda):
-    """GAE where a transition's next state is w δ-steps away: its discount is γ_δ^w (eq. 6). `next_values` is V(s')
+    """GAE where a transition's next state is w δ-steps away: its discount is γ_δ^w (eq. 5). `next_values` is V(s')
     (0 after a termination, V(final obs) after a time-limit truncation); `dones` cuts the λ-chain at either."""
     deltas = rewards + discounts * next_values - values
     advantages, last = np.zeros_like(rewards), 0.0
@@ -170,22 +170,22 @@ def parse_args(argv=None):
     p.add_argument("--dt", help="δ in seconds, or lowest|low|middle|original (Table 1); default lowest, or the task's")
     p.add_argument("--seed", type=within(int, 0, 2 ** 32 - 1), default=1, help="seeds torch, numpy and the env")
     p.add_argument("--total-steps", type=within(int, 1, 10 ** 10), default=1_000_000, help="decisions to train for")
-    # The method (Sec. 4.3-4.4)
+    # The method (Sec. 4.2)
     p.add_argument("--max-t", type=within(float, 0, 1000, open_low=True), default=0.05, help="t_max (s): t = u·t_max")
-    p.add_argument("--no-limit-t", action="store_true", help="ablation (App. H): u unclipped above, t may pass t_max")
-    p.add_argument("--scale-lr", action="store_true", help="PPO (scaled): lr·δ/δ0 (App. F.2)")
-    # Stochastic and partially observable settings (Sec. 5.2, App. D)
+    p.add_argument("--no-limit-t", action="store_true", help="ablation (App. I): u unclipped above, t may pass t_max")
+    p.add_argument("--scale-lr", action="store_true", help="lr·δ/δ0, as PPO (scaled) in App. F.2")
+    # Stochastic and partially observable settings (Sec. 5.2, App. H)
     p.add_argument("--noise", choices=envs.NOISE_KINDS, default=None, help="stochastic setting (Sec. 5.2)")
     p.add_argument("--noise-prob", type=within(float, 0, 1), help="p_act / p_ext (default 0.05)")
-    p.add_argument("--noise-std", type=within(float, 0, 1e6), help="σ_act / σ_ext / σ_ext2 (default: App. I.2's)")
-    p.add_argument("--hold-penalty", action="store_true", help="App. D: a penalty once an action is held for t_thres")
-    # PPO (App. I.3, Table 3)
+    p.add_argument("--noise-std", type=within(float, 0, 1e6), help="σ_act / σ_ext / σ_ext2 (default: App. J.2's)")
+    p.add_argument("--hold-penalty", action="store_true", help="App. H: a penalty once an action is held for t_thres")
+    # PPO (App. J.3, Table 2)
     p.add_argument("--learning-rate", type=within(float, 0, 1, open_low=True), default=1e-4, help="Adam's step size")
     p.add_argument("--adam-eps", type=within(float, 1e-12, 1), default=1e-5, help="Adam's epsilon")
     p.add_argument("--num-steps", type=within(int, 2, 2 ** 20), default=2048, help="decision steps per update")
     p.add_argument("--update-epochs", type=within(int, 1, 1000), default=10, help="passes over a rollout per update")
     p.add_argument("--minibatch-size", type=within(int, 2, 2 ** 20), default=64, help="decisions per gradient step")
-    p.add_argument("--gamma", type=within(float, 0, 1, open_low=True), default=0.99, help="discount per δ0 (App. I.2)")
+    p.add_argument("--gamma", type=within(float, 0, 1, open_low=True), default=0.99, help="discount per δ0 (App. J.2)")
     p.add_argument("--gae-lambda", type=within(float, 0, 1), default=0.95, help="GAE λ, per decision step")
     p.add_argument("--clip-coef", type=within(float, 0, 10, open_low=True), default=0.2, help="PPO's ratio clip ε")
     p.add_argument("--vf-coef", type=within(float, 0, 1000, open_low=True), default=0.5, help="value loss weight")
@@ -216,15 +216,15 @@ def parse_args(argv=None):
             ("--minibatch-size", args.num_steps % args.minibatch_size != 1,
              "leaves a last minibatch of one decision, whose advantages have no std"),
             ("--noise-prob/--noise-std", args.noise or {args.noise_prob, args.noise_std} == {None}, "need --noise"),
-            ("--noise", not args.noise or task in envs.NOISE_STD, f"App. I.2 defines it for {', '.join(envs.NOISE_STD)}"
+            ("--noise", not args.noise or task in envs.NOISE_STD, f"App. J.2 defines it for {', '.join(envs.NOISE_STD)}"
              f" only, not {args.env_id}"),
             ("--hold-penalty", not args.hold_penalty or task in envs.HOLD_PENALTY,
-             f"App. D defines it for {', '.join(envs.HOLD_PENALTY)} only, not {args.env_id}")]:
+             f"App. H defines it for {', '.join(envs.HOLD_PENALTY)} only, not {args.env_id}")]:
         if not ok:
             fail(f"{flag}: {rule}")
     args.norm_obs, args.norm_reward = (task != "Ant" if on is None else on for on in (args.norm_obs, args.norm_reward))
 
-    # The method's name: its base, then each method flag off its default (the paper's variants, App. H)
+    # The method's name: its base, then each method flag off its default (the paper's variants, App. I)
     args.method, slug = "FiGAR-C-PPO", "figar"
     variants = [(name, part) for off_default, name, part in [  # (name, run-name part)
         (args.no_limit_t, "no limit on t", "no-limit-t"),
@@ -253,7 +253,7 @@ def main(argv=None):
     def make_decision_env():
         env = envs.make_env(args.env_id, args.dt, args.gamma)
         if args.hold_penalty:
-            env = envs.HoldPenalty(env)  # App. D: counts holding time at δ-level, inside the repetition
+            env = envs.HoldPenalty(env)  # App. H: counts holding time at δ-level, inside the repetition
         repetition = env = DurativeRepetition(env, args.max_t, limit_t=not args.no_limit_t)
         if args.noise:
             env = envs.Perturb(env, args.noise, args.noise_prob, args.noise_std)
@@ -319,7 +319,7 @@ def main(argv=None):
         counters["episodes"] += len(finished_returns)
         rollout_time = time.time() - update_start
 
-        # ---------------- GAE over decision steps (eq. 6)
+        # ---------------- GAE over decision steps (eq. 5)
         with torch.no_grad():
             values = agent.critic(torch.as_tensor(obs_buf)).squeeze(1).numpy()
             last_value = agent.critic(torch.as_tensor(obs)[None]).item()
@@ -374,7 +374,7 @@ def main(argv=None):
                "eval_return_mean": "" if eval_return is None else eval_return,
                "action_duration_mean_s": float(durations_buf.mean() * dt),
                "safe_radius_mean": "",
-               **{name: torch.stack(values).mean().item() for name, values in logs.items()},
+               **{name: torch.stack(logged).mean().item() for name, logged in logs.items()},
                "decisions_per_s": round(n / update_time, 1),
                "env_steps_per_s": round(int(durations_buf.sum()) / rollout_time, 1)}
         log_row(run, row, counters["update"] % args.checkpoint_every == 0 or counters["update"] == num_updates)

@@ -29,7 +29,7 @@ numbers of the report), with the seeds' count.
     python plot.py results/runs --out results/figures               # figures + tables
     python plot.py results/runs --x physical_time_s --format pdf     # App. F.2's axis
     python plot.py results/runs --table                              # the tables only, as Markdown
-    python plot.py results/runs --summary                            # a row per task and δ (Fig. 4 at a glance)
+    python plot.py results/runs --summary                            # a row per task and δ (Fig. 3 at a glance)
 """
 import argparse
 import csv
@@ -621,7 +621,7 @@ def table(groups):
 
 
 def summary(groups):
-    """Markdown, the paper's Fig. 4 at a glance: per setting a row per task and δ (largest first) and per
+    """Markdown, the paper's Fig. 3 at a glance: per setting a row per task and δ (largest first) and per
     method the final return, mean ± 95% t interval over seeds (the seeds' count); – where no run finished."""
     tables = []
     for setting in sorted({k[1] for k in groups}, key=lambda s: (s != "deterministic", s)):

@@ -1,7 +1,7 @@
 """SAR-PPO: PPO with Safe Action Repetition (Park, Kim & Kim, NeurIPS 2021), in one file.
 
 The policy picks an action a and a safe-region radius d; a is repeated every δ seconds until the state leaves
-the safe region, Δ(s, s_i) ≥ d (eq. 7). Also the paper's baselines on the same code path: plain PPO at δ
+the safe region, Δ(s, s_i) ≥ d (eq. 6). Also the paper's baselines on the same code path: plain PPO at δ
 (--no-repeat), PPO (scaled) (--no-repeat --scale-lr) and λ-SAR (--lambda-dt 0.5, eq. 8).
 
     python sar_ppo.py --env-id InvertedPendulum-v5 --dt lowest --seed 1
@@ -31,11 +31,11 @@ import envs
 
 
 class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
-    """Safe action repetition (Sec. 4.4) around a gymnasium env with 1-D Box spaces; a `step` is one decision.
+    """Safe action repetition (Sec. 4.3) around a gymnasium env with 1-D Box spaces; a `step` is one decision.
 
     The action is [a, u_raw], u = (u_raw + 1)/2 ∈ [0, 1]; `a` is repeated every δ and the repetition stops after
     the first δ-step where the episode ends, k·δ ≥ max_t, or the state has left the safe region: Δ(s, s_i) ≥
-    d = u·max_d (eq. 7), or for λ-SAR λ·Δ/max_d + (1-λ)·k·δ/max_t ≥ u (eq. 8). `delta_dims` restricts Δ to
+    d = u·max_d (eq. 6), or for λ-SAR λ·Δ/max_d + (1-λ)·k·δ/max_t ≥ u (eq. 8). `delta_dims` restricts Δ to
     some observation dims. With repeat=False (plain PPO) the action has no u and a decision is one δ-step. `step`
     returns R = Σ_k γ_δ^k r_k over its k δ-steps and info["w"] = k. Δ normalises states by running statistics
     learned across episodes (`reset(seed=...)` keeps them); `update_stats = False` freezes them.
@@ -47,13 +47,13 @@ class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
                                                  repeat=repeat, dt=dt, gamma_dt=gamma_dt, delta_dims=delta_dims)
         gym.Wrapper.__init__(self, env)
         self.dt, self.gamma_dt, dim = check_wrapped(env, dt, gamma_dt, max_t)
-        dims_ok = delta_dims is None or len(set(delta_dims)) == len(delta_dims) > 0 and {*delta_dims} <= {*range(dim)}
+        dims_ok = delta_dims is None or (len(set(delta_dims)) == len(delta_dims) > 0 and {*delta_dims} <= {*range(dim)})
         for name, ok in [("max_d", 0 < max_d < math.inf), ("lambda_dt", lambda_dt is None or 0 <= lambda_dt <= 1),
                          ("norm", norm in ("l1", "l2")), ("delta_dims", dims_ok)]:
             if not ok:
                 raise ValueError(f"{name}: not a value the method takes (see the docstring), got {locals()[name]!r}")
         self.max_d, self.max_t, self.lambda_dt, self.norm, self.repeat = max_d, max_t, lambda_dt, norm, repeat
-        self.delta_dims, self.delta_mask = delta_dims, np.isin(np.arange(dim), delta_dims or [])  # None: every dim
+        self.delta_dims, self.delta_mask = delta_dims, np.isin(np.arange(dim), delta_dims or [])  # used if given
         # k·δ ≥ max_t as an integer test on k (no float drift); plain PPO takes one δ-step
         self.max_repeats = 1 if not repeat else math.ceil(max_t / self.dt - 1e-9) if max_t < math.inf else math.inf
         if repeat:
@@ -61,7 +61,7 @@ class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
             self.action_space = gym.spaces.Box(np.append(low, np.float32(-1)), np.append(high, np.float32(1)))
             if self.max_repeats == 1:
                 warnings.warn(f"max_t = {max_t} s is not above δ = {self.dt} s: no action can be repeated")
-        # Running mean/var of raw δ-level observations for ñ(s); plain PPO has no Δ and keeps none.
+        # Running mean/var of raw δ-level observations for ñ(s); plain PPO has no Δ and never updates them.
         self.obs_stats = RunningMeanStd(shape=(dim,))
         self.update_stats, self.obs = repeat, None
 
@@ -98,10 +98,10 @@ class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
             else:
                 distance = math.sqrt(np.square((obs - s_i) * weight).sum())
             if self.lambda_dt is None:
-                if distance >= d:  # eq. (7)
+                if distance >= d:  # eq. (6)
                     break
             elif self.lambda_dt * distance / self.max_d + (1 - self.lambda_dt) * k * self.dt / self.max_t >= u:
-                break  # eq. (8)
+                break  # eq. (8), Δ over d_max and k·δ over t_max: both on u's [0, 1] scale
         if self.update_stats:  # fold the repetition's observations in once, when it ends
             # np.mean and np.var written out: the same numbers at half the cost of obs_stats.update()
             batch = np.asarray(seen)
@@ -136,7 +136,7 @@ def layer_init(layer, std=np.sqrt(2), bias_const=0.0):
 
 
 class Agent(nn.Module):
-    """Separate actor and critic MLPs, 2×256 ReLU (App. I.3). Gaussian policy: a state-independent
+    """Separate actor and critic MLPs, 2×256 ReLU (App. J.3). Gaussian policy: a state-independent
     log-std for the K task dims, a state-dependent one for the repetition dim."""
 
     def __init__(self, obs_dim, num_actions, repeat):
@@ -179,7 +179,7 @@ def load_stats(stats, state):
 
 
 def compute_gae(rewards, values, next_values, discounts, dones, gae_lambda):
-    """GAE where a transition's next state is w δ-steps away: its discount is γ_δ^w (eq. 6). `next_values` is V(s')
+    """GAE where a transition's next state is w δ-steps away: its discount is γ_δ^w (eq. 5). `next_values` is V(s')
     (0 after a termination, V(final obs) after a time-limit truncation); `dones` cuts the λ-chain at either."""
     deltas = rewards + discounts * next_values - values
     advantages, last = np.zeros_like(rewards), 0.0
@@ -224,23 +224,23 @@ def parse_args(argv=None):
     p.add_argument("--max-t", type=checked(float, lambda v: 0 < v <= 1000 or v == math.inf, "must lie in (0, 1000]"
                                            " or be inf"), default=0.05, help="t_max: a repetition's cap in seconds")
     p.add_argument("--lambda-dt", type=within(float, 0, 1), help="λ of λ-SAR (eq. 8)")
-    p.add_argument("--norm", choices=["l1", "l2"], default="l1", help="Δ's norm: l1/dim, or l2/√dim (App. H)")
+    p.add_argument("--norm", choices=["l1", "l2"], default="l1", help="Δ's norm: l1/dim, or l2/√dim (App. I)")
     p.add_argument("--delta-dims", type=checked(lambda text: [int(i) for i in text.split(",")], lambda v: min(v) >= 0
                    and len(set(v)) == len(v), "must be distinct dims such as 2,3"), help="Δ over these dims (Fig. 6)")
     p.add_argument("--no-repeat", action="store_true", help="plain PPO: one δ-step per decision")
-    p.add_argument("--scale-lr", action="store_true", help="PPO (scaled): lr·δ/δ0 (App. F.2)")
-    # Stochastic and partially observable settings (Sec. 5.2, App. D)
+    p.add_argument("--scale-lr", action="store_true", help="lr·δ/δ0, as PPO (scaled) in App. F.2")
+    # Stochastic and partially observable settings (Sec. 5.2, App. H)
     p.add_argument("--noise", choices=envs.NOISE_KINDS, default=None, help="stochastic setting (Sec. 5.2)")
     p.add_argument("--noise-prob", type=within(float, 0, 1), help="p_act / p_ext (default 0.05)")
-    p.add_argument("--noise-std", type=within(float, 0, 1e6), help="σ_act / σ_ext / σ_ext2 (default: App. I.2's)")
-    p.add_argument("--hold-penalty", action="store_true", help="App. D: a penalty once an action is held for t_thres")
-    # PPO (App. I.3, Table 3)
+    p.add_argument("--noise-std", type=within(float, 0, 1e6), help="σ_act / σ_ext / σ_ext2 (default: App. J.2's)")
+    p.add_argument("--hold-penalty", action="store_true", help="App. H: a penalty once an action is held for t_thres")
+    # PPO (App. J.3, Table 2)
     p.add_argument("--learning-rate", type=within(float, 0, 1, open_low=True), default=1e-4, help="Adam's step size")
     p.add_argument("--adam-eps", type=within(float, 1e-12, 1), default=1e-5, help="Adam's epsilon")
     p.add_argument("--num-steps", type=within(int, 2, 2 ** 20), default=2048, help="decision steps per update")
     p.add_argument("--update-epochs", type=within(int, 1, 1000), default=10, help="passes over a rollout per update")
     p.add_argument("--minibatch-size", type=within(int, 2, 2 ** 20), default=64, help="decisions per gradient step")
-    p.add_argument("--gamma", type=within(float, 0, 1, open_low=True), default=0.99, help="discount per δ0 (App. I.2)")
+    p.add_argument("--gamma", type=within(float, 0, 1, open_low=True), default=0.99, help="discount per δ0 (App. J.2)")
     p.add_argument("--gae-lambda", type=within(float, 0, 1), default=0.95, help="GAE λ, per decision step")
     p.add_argument("--clip-coef", type=within(float, 0, 10, open_low=True), default=0.2, help="PPO's ratio clip ε")
     p.add_argument("--vf-coef", type=within(float, 0, 1000, open_low=True), default=0.5, help="value loss weight")
@@ -272,10 +272,10 @@ def parse_args(argv=None):
             ("--minibatch-size", args.num_steps % args.minibatch_size != 1,
              "leaves a last minibatch of one decision, whose advantages have no std"),
             ("--noise-prob/--noise-std", args.noise or {args.noise_prob, args.noise_std} == {None}, "need --noise"),
-            ("--noise", not args.noise or task in envs.NOISE_STD, f"App. I.2 defines it for {', '.join(envs.NOISE_STD)}"
+            ("--noise", not args.noise or task in envs.NOISE_STD, f"App. J.2 defines it for {', '.join(envs.NOISE_STD)}"
              f" only, not {args.env_id}"),
             ("--hold-penalty", not args.hold_penalty or task in envs.HOLD_PENALTY,
-             f"App. D defines it for {', '.join(envs.HOLD_PENALTY)} only, not {args.env_id}"),
+             f"App. H defines it for {', '.join(envs.HOLD_PENALTY)} only, not {args.env_id}"),
             ("--lambda-dt", not (args.no_repeat and args.lambda_dt is not None), "has no meaning with --no-repeat"),
             ("--delta-dims", not (args.no_repeat and args.delta_dims), "has no meaning with --no-repeat"),
             ("--delta-dims", max(args.delta_dims or [0]) < obs_dim, f"{args.env_id} has dims 0 to {obs_dim - 1}")]:
@@ -285,7 +285,7 @@ def parse_args(argv=None):
     default_max_d = 1.0 if args.norm == "l2" else 0.5
     args.max_d = default_max_d if args.max_d is None else args.max_d
 
-    # The method's name: its base, then each method flag off its default (the paper's variants, App. H)
+    # The method's name: its base, then each method flag off its default (the paper's variants, App. I)
     if args.no_repeat:
         args.method, slug = ("PPO (scaled)", "ppo-scaled") if args.scale_lr else ("PPO", "ppo")
     else:
@@ -322,7 +322,7 @@ def main(argv=None):
     def make_decision_env():
         env = envs.make_env(args.env_id, args.dt, args.gamma)
         if args.hold_penalty:
-            env = envs.HoldPenalty(env)  # App. D: counts holding time at δ-level, inside the repetition
+            env = envs.HoldPenalty(env)  # App. H: counts holding time at δ-level, inside the repetition
         repetition = env = SafeActionRepetition(env, args.max_d, args.max_t, args.lambda_dt, args.norm,
                                                 repeat=not args.no_repeat, delta_dims=args.delta_dims)
         if args.noise:
@@ -350,7 +350,7 @@ def main(argv=None):
     obs_buf, final_obs_buf = np.zeros((2, n, obs_dim), np.float32)  # final obs: to bootstrap a truncation
     actions_buf = np.zeros((n, env.action_space.shape[0]), np.float32)
     logprobs_buf, rewards_buf, terminated_buf, truncated_buf, discounts_buf, radius_buf = np.zeros((6, n), np.float32)
-    durations_buf = np.zeros(n, np.int64)  # w, in δ-steps (discounts_buf: γ_δ^w; radius_buf: d)
+    durations_buf = np.zeros(n, np.int64)  # w, in δ-steps (discounts_buf: γ_δ^w; radius_buf: d, or λ-SAR's u)
     eval_env = make_decision_env() if args.eval_every else None
 
     counters = run["counters"]
@@ -390,7 +390,7 @@ def main(argv=None):
         counters["episodes"] += len(finished_returns)
         rollout_time = time.time() - update_start
 
-        # ---------------- GAE over decision steps (eq. 6)
+        # ---------------- GAE over decision steps (eq. 5)
         with torch.no_grad():
             values = agent.critic(torch.as_tensor(obs_buf)).squeeze(1).numpy()
             last_value = agent.critic(torch.as_tensor(obs)[None]).item()
@@ -445,7 +445,7 @@ def main(argv=None):
                "eval_return_mean": "" if eval_return is None else eval_return,
                "action_duration_mean_s": float(durations_buf.mean() * dt),
                "safe_radius_mean": "" if args.no_repeat else float(radius_buf.mean()),
-               **{name: torch.stack(values).mean().item() for name, values in logs.items()},
+               **{name: torch.stack(logged).mean().item() for name, logged in logs.items()},
                "decisions_per_s": round(n / update_time, 1),
                "env_steps_per_s": round(int(durations_buf.sum()) / rollout_time, 1)}
         log_row(run, row, counters["update"] % args.checkpoint_every == 0 or counters["update"] == num_updates)

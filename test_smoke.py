@@ -792,7 +792,7 @@ def test_readme_final_returns_come_from_the_committed_runs():
 
 @pytest.mark.parametrize("script", ["sar_ppo.py", "figar_ppo.py"])
 def test_partially_observable_stochastic_setting_trains(tmp_path, script):
-    # App. D: HoldPenalty inside the repetition, the perceptible force outside it (λ-SAR's setting)
+    # App. H: HoldPenalty inside the repetition, the perceptible force outside it (λ-SAR's setting)
     extra = ["--lambda-dt", "0.5"] if script == "sar_ppo.py" else []
     train(script, tmp_path, "--total-steps", "512", "--num-steps", "256", "--update-epochs", "1",
           "--noise", "ext-force-perceptible", "--hold-penalty", *extra)

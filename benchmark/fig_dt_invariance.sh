@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# δ-invariance (the paper's Fig. 4/5 and App. F.2 axes, on the part of the grid one machine affords):
+# δ-invariance (the paper's Fig. 3/5 and App. F.2 axes, on the part of the grid one machine affords):
 # InvertedPendulum-v5 (200,000 decisions) and InvertedDoublePendulum-v5 (300,000) at δ ∈ {lowest,
 # middle, original}, Hopper-v5 (500,000) at δ ∈ {lowest, original}; SAR-PPO, FiGAR-C-PPO, PPO.
 #   bash benchmark/fig_dt_invariance.sh [workers]     run locally (default 2 workers), resumable

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Fig. 4 on the five tasks fig_dt_invariance.sh does not cover: Walker2d-v5, HalfCheetah-v5,
-# Ant-v5 (no normalisation, App. I.3), Reacher-v5, Swimmer-v5 at δ ∈ {lowest, original};
+# Fig. 3 on the five tasks fig_dt_invariance.sh does not cover: Walker2d-v5, HalfCheetah-v5,
+# Ant-v5 (no normalisation, App. J.3), Reacher-v5, Swimmer-v5 at δ ∈ {lowest, original};
 # SAR-PPO, FiGAR-C-PPO, PPO; 300,000 decisions. Ordered so that every task gets SAR-PPO and PPO
 # at both δ (seed by seed) before any FiGAR-C-PPO run.
 #   bash benchmark/fig_five_tasks.sh [workers]     run locally (default 2 workers), resumable

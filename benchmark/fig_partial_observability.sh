@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# App. H, λ-SAR under partial observability: the perceptible strong force plus App. D's hold penalty
+# App. H, λ-SAR under partial observability: the perceptible strong force plus its hold penalty
 # at δ_lowest; λ-SAR-PPO (λ = 0.5), SAR-PPO, FiGAR-C-PPO; InvertedPendulum-v5 (200,000 decisions) and
 # InvertedDoublePendulum-v5 (300,000); then its figures, results/figures/*_ext-force-perceptible+hold-penalty_*.
 #   bash benchmark/fig_partial_observability.sh [workers]  |  --list  |  SEEDS="1 2 3" (default)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Stochasticity (the paper's Fig. 6): InvertedPendulum-v5 at δ_lowest under each of action,
+# Stochasticity (the paper's Fig. 5): InvertedPendulum-v5 at δ_lowest under each of action,
 # ext-force and ext-force-perceptible; SAR-PPO vs FiGAR-C-PPO, 200,000 decisions.
 #   bash benchmark/fig_stochastic.sh [workers]  |  --list  |  SEEDS="1 2 3" (default)
 cd "$(dirname "$0")/.."

@@ -16,7 +16,7 @@ plot() { "$PY" plot.py "$@" --out "$OUT" >/dev/null; }
 rm -f "$OUT"/*.png results/theory/*.png
 mkdir -p "$OUT"
 
-# Fig. 4 on the eight tasks, deterministic: the grid (two figures of four tasks) and the normalised final returns
+# Fig. 3 on the eight tasks, deterministic: the grid (two figures of four tasks) and the normalised final returns
 plot results/runs --only __{sar,figar,ppo}__dt{0.0005,0.001,0.002,0.008,0.01,0.02,0.04,0.05}__s --kinds grid normalised
 # δ-invariance, one figure per task: InvertedPendulum, InvertedDoublePendulum, Hopper (500k), against decisions and physical time
 ONE_TASK=({InvertedPendulum,InvertedDoublePendulum,Hopper}-v5__{sar,figar,ppo}__dt{0.0005,0.002,0.008,0.01,0.04,0.05}__s)

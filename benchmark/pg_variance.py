@@ -72,7 +72,7 @@ COLUMNS = ["env_id", "dt", "method", "policy_seed", "total_variance", "trajector
            "delta_steps_mean", "wall_time_s", "burn_in", "max_time"]
 PARAMETERS = ("trajectories", "burn_in", "max_time")  # the flags besides the key that change a row's numbers
 COMMITTED = os.path.join(ROOT, "results", "theory", "pg_variance.csv")
-MAX_D, MAX_T = 0.5, 0.05  # the scripts' defaults (Sec. 4.4)
+MAX_D, MAX_T = 0.5, 0.05  # the scripts' defaults (App. J.3)
 GAE_LAMBDA, CLIP_COEF, GAMMA = 0.95, 0.2, 0.99
 SIDE_BY_SIDE = 10  # trajectories stepped together, one batched policy call per decision step
 
@@ -397,7 +397,7 @@ def measure_policy(unit):
     env_id, dt, sar, seed, todo, args = unit
     torch.set_num_threads(1)
     start, cpu_start = time.time(), time.process_time()
-    is_ant = env_id.startswith("Ant")  # the scripts' default: no normalisation on Ant (App. I.3)
+    is_ant = env_id.startswith("Ant")  # the scripts' default: no normalisation on Ant (App. J.3)
     max_steps = math.ceil(args.max_time / dt - 1e-9) if args.max_time < math.inf else math.inf
     decision_envs, learn = make_decision_envs(lambda: envs.make_env(env_id, dt, GAMMA), sar, SIDE_BY_SIDE)
     env = decision_envs[0]

@@ -35,7 +35,7 @@ def measure(env_id, dt, agent, state, args):
     if state is not None:
         sar_ppo.load_stats(obs_rms, state["obs_rms"])
         sar_ppo.load_stats(repetition.obs_stats, state["repetition_stats"])
-    norm_obs = not env_id.startswith("Ant")  # the scripts' default (App. I.3)
+    norm_obs = not env_id.startswith("Ant")  # the scripts' default (App. J.3)
     low, high = repetition.action_space.low, repetition.action_space.high
     rows = []
     for episode in range((0 if state is not None else args.burn_in) + args.episodes):

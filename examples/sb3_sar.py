@@ -1,7 +1,7 @@
 """SAR with Stable-Baselines3's PPO: what to add so that PPO with the wrapper stays SAR-PPO.
 
-`SafeActionRepetition` makes one decision last w δ-steps and returns R = Σ_k γ_δ^k r_k (Sec. 4.4).
-What follows the decision must then be discounted by γ_δ^w (eq. 6). SB3 discounts every decision by
+`SafeActionRepetition` makes one decision last w δ-steps and returns R = Σ_k γ_δ^k r_k (Sec. 4.3).
+What follows the decision must then be discounted by γ_δ^w (eq. 5). SB3 discounts every decision by
 one γ, in GAE and in its time-limit bootstrap, so a long repetition counts as one step: with rewards
 PPO favours long repetitions for that alone, with costs (Pendulum-v1) short ones, until w = 1 and SAR
 is plain PPO without a word. Three pieces keep it SAR:
@@ -36,7 +36,7 @@ GAMMA = {"Pendulum-v1": 0.9}  # per δ0-step; 0.99 elsewhere
 
 
 class DurationRolloutBuffer(RolloutBuffer):
-    """GAE where decision t is followed by a state w_t δ-steps away: its discount is γ^(w_t) (eq. 6),
+    """GAE where decision t is followed by a state w_t δ-steps away: its discount is γ^(w_t) (eq. 5),
     with γ = the learner's γ, per δ-step (γ_δ). DurationCallback sets `next_w` before each `add`."""
 
     def reset(self):
