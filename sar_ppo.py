@@ -98,7 +98,7 @@ class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
             else:
                 distance = math.sqrt(np.square((obs - s_i) * weight).sum())
             if self.lambda_dt is None:
-                if distance >= d:  # eq. (6)
+                if distance >= d:  # out of eq. (6)'s region; a tie Δ = d ends it, as in the authors' code
                     break
             elif self.lambda_dt * distance / self.max_d + (1 - self.lambda_dt) * k * self.dt / self.max_t >= u:
                 break  # eq. (8), Δ over d_max and k·δ over t_max: both on u's [0, 1] scale
