@@ -1815,7 +1815,7 @@ def test_theory_script_docstring_examples_write_no_committed_file(module):
         if line.strip().startswith("python benchmark/"):
             flags = shlex.split(line.split("#")[0])[2:]
             args = module.parse_args(flags)
-            if [f for f in flags if f not in ("--plot-only",)]:  # other parameters than the defaults
+            if [f for f in flags if f not in ("--plot-only", "--table")]:  # other parameters than the defaults
                 assert not os.path.realpath(args.out).startswith(os.path.realpath(THEORY)), line
                 assert not os.path.realpath(args.figure).startswith(os.path.realpath(THEORY)), line
 
@@ -1873,6 +1873,18 @@ def test_pg_variance_reads_the_committed_table_as_complete(tmp_path, capsys):
     pg_variance.main(["--out", str(out)])  # the default table: nothing left to measure, the figure drawn
     assert out.read_bytes() == open(os.path.join(THEORY, "pg_variance.csv"), "rb").read()
     assert capsys.readouterr().out == "" and (tmp_path / "pg.png").stat().st_size > 10_000
+
+
+def test_pg_variance_table_gives_growth_by_mean_and_median_with_the_policies_range(tmp_path, capsys):
+    out = tmp_path / "pg.csv"
+    rows = [(0.04, 1, 100), (0.04, 2, 200), (0.04, 3, 600), (0.002, 1, 1000), (0.002, 2, 4000), (0.002, 3, 100000)]
+    out.write_text(",".join(pg_variance.COLUMNS) + "\r\n" + "".join(
+        f"InvertedPendulum-v5,{dt},VPG,{seed},{v},100,{8 if dt == 0.04 else 300},8,1.0,10,inf\r\n" for dt, seed, v in rows))
+    pg_variance.main(["--table", "--out", str(out)])
+    table = capsys.readouterr().out.splitlines()
+    assert table[2] == ("| InvertedPendulum-v5 | VPG | 40 → 2 | 3 | 300 → 3.5e4 (**×117**) | 200 → 4e3 (**×20**) | "
+                        "[100, 600] → [1e3, 1e5] | 8 → 300 |") and len(table) == 3
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pg.csv"]  # measured and drew nothing
 
 
 @pytest.fixture

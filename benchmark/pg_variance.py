@@ -3,6 +3,7 @@
     python benchmark/pg_variance.py                        # the full default table, resumable
     python benchmark/pg_variance.py --envs Hopper-v5 --dts original lowest --policies 1 --trajectories 20 --out /tmp/pg.csv
     python benchmark/pg_variance.py --plot-only            # the figure from the CSV
+    python benchmark/pg_variance.py --table                # δ0 → δ_lowest per task and method, from the CSV
 
 For each task × δ × method × policy seed: sar_ppo.py's Agent, initialised with torch seed = policy
 seed; `--burn-in` trajectories warm up every running statistic (observation normalisation, reward
@@ -152,6 +153,8 @@ def parse_args(argv=None):
                                                "table: only with the default parameters)")
     p.add_argument("--figure", default=None, help="default: the CSV's path with .png")
     p.add_argument("--plot-only", action="store_true", help="redraw the figure from the CSV, measure nothing")
+    p.add_argument("--table", action="store_true", help="print δ0 → δ_lowest per task and method from the CSV (mean, "
+                                                        "median, the policies' min–max), measure and draw nothing")
     args = p.parse_args(argv)
     args.cells = []
     for env_id in args.envs:
@@ -167,10 +170,11 @@ def parse_args(argv=None):
     for flag, ok, message in checks:
         if not ok:
             fail(f"{flag}: {message}, got {getattr(args, flag[2:].replace('-', '_'))}")
+    args.plot_only = args.plot_only or args.table  # both read the CSV only
     measured = () if args.plot_only else ("envs", "dts", "methods", "policies") + PARAMETERS
     args.out, args.figure = output_paths(p, args, COMMITTED, measured)
     if args.plot_only and not os.path.isfile(args.out):
-        fail(f"--out: no CSV at {args.out} to draw (--plot-only measures nothing)")
+        fail(f"--out: no CSV at {args.out} to read (--plot-only and --table measure nothing)")
     args.parameters = parameters(vars(args))
     table = read_table(args.out)  # a damaged CSV is refused before any work
     made = {parameters(row) for row in table}
@@ -356,6 +360,36 @@ def key(env_id, dt, method, seed):
     return env_id, f"{float(dt):g}", method, int(seed)
 
 
+def short(x):  # 3 significant digits, 7.21e5 rather than 7.21e+05
+    return f"{x:.3g}".replace("e+0", "e").replace("e+", "e")
+
+
+def growth_table(rows):
+    """Markdown: per task and method, tr V̂[G] at δ0 → δ_lowest by the mean and by the median over the policy
+    seeds, each with its growth factor, the seeds' min–max at both δ, and the mean decisions per trajectory N."""
+    lines = ["| task | method | δ0 → δ_lowest (ms) | policies | mean | median | min–max over policies | N |",
+             "|---|---|---|---|---|---|---|---|"]
+    growth = lambda a, b: f"×{b / a:.2g}" if b / a < 10 else f"×{b / a:.0f}"  # noqa: E731
+    for env_id in plot.ordered({r["env_id"] for r in rows}, plot.TASKS):
+        for method in METHODS:
+            mine = [r for r in rows if r["env_id"] == env_id and r["method"] == method]
+            dts = sorted({float(r["dt"]) for r in mine})
+            if len(dts) < 2:
+                continue
+            ends = [[r for r in mine if float(r["dt"]) == dt] for dt in (dts[-1], dts[0])]  # δ0, δ_lowest
+            v = [np.array([float(r["total_variance"]) for r in end]) for end in ends]
+            n = [np.mean([float(r["decisions_mean"]) for r in end]) for end in ends]
+            seeds = "/".join(dict.fromkeys(str(len(end)) for end in ends))
+            mean, median = [x.mean() for x in v], [np.median(x) for x in v]
+            lines.append(
+                f"| {env_id} | {method} | {1e3 * dts[-1]:g} → {1e3 * dts[0]:g} | {seeds} | "
+                f"{short(mean[0])} → {short(mean[1])} (**{growth(*mean)}**) | "
+                f"{short(median[0])} → {short(median[1])} (**{growth(*median)}**) | "
+                f"[{short(v[0].min())}, {short(v[0].max())}] → [{short(v[1].min())}, {short(v[1].max())}] | "
+                f"{n[0]:.0f} → {n[1]:.0f} |")
+    return "\n".join(lines)
+
+
 def plot_figure(rows, path):
     env_ids = plot.ordered({r["env_id"] for r in rows}, plot.TASKS)  # the paper's order of tasks
     if not env_ids:
@@ -376,8 +410,11 @@ def plot_figure(rows, path):
                 if not values:
                     continue
                 mean, low, high = plot.mean_range(values)  # whiskers: the policy seeds' min–max
-                ax.bar(j + (i - 1.5) * width, mean, width, yerr=[[mean - low], [high - mean]], capsize=2, color=colors[method],
+                x = j + (i - 1.5) * width
+                ax.bar(x, mean, width, yerr=[[mean - low], [high - mean]], capsize=2, color=colors[method],
                        label=method if j == 0 else None)
+                ax.plot(x, np.median(values), "o", markersize=4, markerfacecolor="white", markeredgecolor="black",
+                        markeredgewidth=0.8, label="median" if i == j == 0 else None)
         ax.set_xticks(range(len(dts)), [f"{dt:g}" for dt in dts], fontsize=7)
         ax.set_yscale("log")
         ax.set_title(env_id, fontsize=9)
@@ -386,8 +423,9 @@ def plot_figure(rows, path):
         ax.grid(alpha=0.3, axis="y")
     for ax in list(axes.flat)[len(env_ids):]:
         ax.axis("off")
-    fig.legend(*axes.flat[0].get_legend_handles_labels(), loc="lower center", ncol=len(METHODS), fontsize=8)
-    save_figure(fig, "Total variance of the policy gradient at initialisation (App. F.1): mean, whiskers the policy seeds' min–max", path,
+    fig.legend(*axes.flat[0].get_legend_handles_labels(), loc="lower center", ncol=len(METHODS) + 1, fontsize=8)
+    save_figure(fig, "Total variance of the policy gradient at initialisation (App. F.1): bars the mean over policy seeds, "
+                     "white dots the median, whiskers the min–max", path,
                 bottom=0.4 / fig.get_figheight())  # 0.4 inch for the legend
 
 
@@ -416,6 +454,9 @@ def measure_policy(unit):
 
 def main(argv=None):
     args = parse_args(argv)
+    if args.table:
+        print(growth_table(read_table(args.out)))
+        return
     if args.plot_only:
         plot_figure(read_table(args.out), args.figure)
         return
@@ -456,4 +497,6 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
+    if "--table" in sys.argv[1:]:
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `--table | head` ends quietly; measuring keeps Python's default
     main()
