@@ -1,7 +1,7 @@
 """SAR-PPO: PPO with Safe Action Repetition (Park, Kim & Kim, NeurIPS 2021), in one file.
 
-The policy picks an action a and a safe-region radius d; a is repeated every δ seconds until the state leaves
-the safe region, Δ(s, s_i) ≥ d (eq. 6). Also the paper's baselines on the same code path: plain PPO at δ
+The policy picks an action a and a safe-region radius d; a is repeated every δ seconds while the state stays in
+the safe region Δ(s, s_i) ≤ d (eq. 6). Also the paper's baselines on the same code path: plain PPO at δ
 (--no-repeat), PPO (scaled) (--no-repeat --scale-lr) and λ-SAR (--lambda-dt 0.5, eq. 8).
 
     python sar_ppo.py --env-id InvertedPendulum-v5 --dt lowest --seed 1
@@ -34,8 +34,8 @@ class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
     """Safe action repetition (Sec. 4.3) around a gymnasium env with 1-D Box spaces; a `step` is one decision.
 
     The action is [a, u_raw], u = (u_raw + 1)/2 ∈ [0, 1]; `a` is repeated every δ and the repetition stops after
-    the first δ-step where the episode ends, k·δ ≥ max_t, or the state has left the safe region: Δ(s, s_i) ≥
-    d = u·max_d (eq. 6), or for λ-SAR λ·Δ/max_d + (1-λ)·k·δ/max_t ≥ u (eq. 8). `delta_dims` restricts Δ to
+    the first δ-step where the episode ends, k·δ ≥ max_t, or the state has left eq. 6's safe region Δ(s, s_i) ≤
+    d = u·max_d, or for λ-SAR λ·Δ/max_d + (1-λ)·k·δ/max_t ≥ u (eq. 8). `delta_dims` restricts Δ to
     some observation dims. With repeat=False (plain PPO) the action has no u and a decision is one δ-step. `step`
     returns R = Σ_k γ_δ^k r_k over its k δ-steps and info["w"] = k. Δ normalises states by running statistics
     learned across episodes (`reset(seed=...)` keeps them); `update_stats = False` freezes them.
