@@ -1970,6 +1970,19 @@ def test_run_sh_exits_non_zero_when_a_command_failed_and_runs_the_others():
     assert run_sh(["1"], "true\ntrue\n").returncode == 0
 
 
+def test_hopper_1m_methods_choose_the_runs_and_a_bad_one_is_one_line_before_any_run(tmp_path):
+    script = os.path.join(BENCHMARK, "fig_hopper_1m.sh")
+    env = {**os.environ, "SEEDS": "4 5", "METHODS": "sar"}
+    listing = subprocess.run(["bash", script, "--list"], capture_output=True, text=True, env=env, timeout=30)
+    lines = listing.stdout.splitlines()
+    assert listing.returncode == 0 and len(lines) == 4  # 2 seeds × 2 δ, SAR-PPO only
+    assert all("sar_ppo.py" in line and "--no-repeat" not in line for line in lines)
+    bad = subprocess.run(["bash", script, "2"], capture_output=True, text=True, timeout=30,
+                         env={**fake_python(tmp_path, 0), "METHODS": "sar sarr"})
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "METHODS" in bad.stderr and "sarr" in bad.stderr
+    assert bad.stdout == "" and not (tmp_path / "drawn").exists()
+
+
 def fake_python(tmp_path, runs_exit):
     """A `python` on PATH that ends every training command with `runs_exit` (and trains nothing), runs
     status.py for real, and records any other command (a figure drawn) in tmp_path/drawn."""
