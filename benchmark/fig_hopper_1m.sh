@@ -10,12 +10,15 @@
 cd "$(dirname "$0")/.."
 SEEDS=${SEEDS:-1 2 3}
 METHODS=${METHODS:-sar ppo figar}
+scripts=()
 for method in $METHODS; do
-  case $method in sar|ppo|figar) ;; *) echo "fig_hopper_1m.sh: error: METHODS: sar, ppo or figar, got '$method'" >&2; exit 2;; esac
+  case $method in
+    sar) scripts+=("sar_ppo.py");; ppo) scripts+=("sar_ppo.py --no-repeat");; figar) scripts+=("figar_ppo.py");;
+    *) echo "fig_hopper_1m.sh: error: METHODS: sar, ppo or figar, got '$method'" >&2; exit 2;;
+  esac
 done
 commands() {
-  for method in $METHODS; do
-    case $method in sar) script="sar_ppo.py";; ppo) script="sar_ppo.py --no-repeat";; figar) script="figar_ppo.py";; esac
+  for script in "${scripts[@]}"; do
     for seed in $SEEDS; do
       for dt in lowest original; do
         set -- $script
