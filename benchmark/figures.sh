@@ -24,10 +24,9 @@ plot results/runs --only "${ONE_TASK[@]}" --kinds curves durations bars
 plot results/runs --only "${ONE_TASK[@]}" --kinds curves --x physical_time_s
 # Fig. 5: SAR-PPO vs FiGAR-C-PPO under the three stochastic settings at δ_lowest: InvertedPendulum (fig_stochastic.sh)
 plot results/runs --only InvertedPendulum-v5__{sar,figar}__dt0.002__{action,ext-force,ext-force-perceptible}__s --kinds fig5
-# ... and the seven other tasks (fig_stochastic_seven_tasks.sh), each joining --only once all 18 of its runs are
-# finished, so that no figure is drawn from part of a task's runs: all but Ant so far (δ_lowest: Hopper, Walker2d 0.5 ms,
-# Reacher 1 ms, the others 2 ms)
-plot results/runs --only {InvertedDoublePendulum,Hopper,Walker2d,HalfCheetah,Reacher,Swimmer}-v5__{sar,figar}__dt{0.0005,0.001,0.002}__{action,ext-force,ext-force-perceptible}__s --kinds fig5
+# ... and the seven other tasks (fig_stochastic_seven_tasks.sh; δ_lowest: Hopper, Walker2d 0.5 ms, Reacher 1 ms,
+# the others 2 ms)
+plot results/runs --only {InvertedDoublePendulum,Hopper,Walker2d,HalfCheetah,Reacher,Swimmer,Ant}-v5__{sar,figar}__dt{0.0005,0.001,0.002}__{action,ext-force,ext-force-perceptible}__s --kinds fig5
 # ... and InvertedPendulum's mean action durations under each of them
 plot results/runs --only InvertedPendulum-v5__{sar,figar}__dt0.002__{action,ext-force,ext-force-perceptible}__s --kinds durations
 # InvertedPendulum at 100k decisions (the first 100,352 of the 200k runs), deterministic and under external forces
