@@ -48,6 +48,7 @@ for run in results/runs/InvertedPendulum-v5__sar-delta2-3__dt0.002__s1 results/r
 done
 # The theory figures, from their committed CSVs (no measurement)
 "$PY" benchmark/pg_variance.py --plot-only
+"$PY" benchmark/pg_variance.py --plot-only --out results/theory/pg_variance_8_policies.csv   # the paper's 8 policies, 5 tasks
 "$PY" - <<'EOF'
 import csv, sys
 sys.path.insert(0, "benchmark")
