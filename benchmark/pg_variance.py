@@ -394,9 +394,9 @@ def plot_figure(rows, path):
     env_ids = plot.ordered({r["env_id"] for r in rows}, plot.TASKS)  # the paper's order of tasks
     if not env_ids:
         return
-    lines = math.ceil(len(env_ids) / 4)  # rows of at most 4 tasks, filled evenly
-    columns = math.ceil(len(env_ids) / lines)
-    fig, axes = plt.subplots(lines, columns, figsize=(4 * columns, 3.2 * lines), squeeze=False)
+    panel_rows = math.ceil(len(env_ids) / 4)  # at most 4 tasks a row, the rows filled evenly
+    columns = math.ceil(len(env_ids) / panel_rows)
+    fig, axes = plt.subplots(panel_rows, columns, figsize=(4 * columns, 3.2 * panel_rows), squeeze=False)
     # plot.py's colour per method; each VPG a lighter shade of its PPO
     colors = {"VPG": plot.method_color("PPO", 0.5), "SAR-VPG": plot.method_color("SAR-PPO", 0.5),
               "PPO": plot.method_color("PPO"), "SAR-PPO": plot.method_color("SAR-PPO")}
