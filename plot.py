@@ -225,8 +225,15 @@ def final_return(columns, fraction=0.1):
     return float(returns[known][-1]) if known.any() else math.nan
 
 
-def finals(runs):
-    return [final_return(columns) for _, columns, _ in runs]
+def window_return(columns, x_key, start, end):
+    """Mean training return of the updates whose `x_key` lies in [start, end] (--window)."""
+    x, returns = columns[x_key], columns["return_mean"]
+    window = ~np.isnan(returns) & (x >= start) & (x <= end)
+    return float(returns[window].mean()) if window.any() else math.nan
+
+
+def finals(runs, score=final_return):
+    return [score(columns) for _, columns, _ in runs]
 
 
 def decisions_per_physical_second(columns):
@@ -604,13 +611,13 @@ def fig5_table(groups):
     return "\n".join(lines)
 
 
-def table(groups):
+def table(groups, score=final_return, what="final return"):
     """Markdown: final return (mean ± 95% t interval over seeds), decisions per physical second, wall time."""
-    lines = ["| env | setting | method | δ (s) | seeds | decisions | final return (mean ± 95% t interval) | "
+    lines = [f"| env | setting | method | δ (s) | seeds | decisions | {what} (mean ± 95% t interval) | "
              "decisions / physical s | wall time (min) |",
              "|---|---|---|---|---|---|---|---|---|"]
     for (env_id, setting, method, dt), runs in sorted(groups.items()):
-        mean, ci = mean_ci(finals(runs))
+        mean, ci = mean_ci(finals(runs, score))
         rate = np.mean([decisions_per_physical_second(c) for _, c, _ in runs])
         steps = min(int(c["decision_steps"][-1]) for _, c, _ in runs)
         wall = np.mean([c["wall_time_s"][-1] / 60 for _, c, _ in runs])
@@ -620,14 +627,14 @@ def table(groups):
     return "\n".join(lines)
 
 
-def summary(groups):
+def summary(groups, score=final_return, what="final return"):
     """Markdown, the paper's Fig. 3 at a glance: per setting a row per task and δ (largest first) and per
     method the final return, mean ± 95% t interval over seeds (the seeds' count); – where no run finished."""
     tables = []
     for setting in sorted({k[1] for k in groups}, key=lambda s: (s != "deterministic", s)):
         keys = [k for k in groups if k[1] == setting]
         methods = ordered({k[2] for k in keys}, METHODS)
-        lines = [f"{setting}: final return, mean ± 95% t interval over seeds (seeds)", "",
+        lines = [f"{setting}: {what}, mean ± 95% t interval over seeds (seeds)", "",
                  "| task | δ (s) | decisions | " + " | ".join(methods) + " |", "|---|---|---|" + "---|" * len(methods)]
         for env_id in ordered({k[0] for k in keys}, TASKS):
             for dt in sorted({k[3] for k in keys if k[0] == env_id}, reverse=True):
@@ -638,7 +645,7 @@ def summary(groups):
                     if not runs:
                         cells.append("–")
                         continue
-                    mean, ci = mean_ci(finals(runs))
+                    mean, ci = mean_ci(finals(runs, score))
                     cells.append(f"{mean:.1f} ± {ci:.1f} ({len(runs)})" if len(runs) > 1 else f"{mean:.1f} (1)")
                 decisions = sorted({int(c["decision_steps"][-1]) for _, c, _ in every})
                 steps = f"{decisions[0]:,}" + (f"–{decisions[-1]:,}" if len(decisions) > 1 else "")
@@ -647,13 +654,14 @@ def summary(groups):
     return "\n\n".join(tables)
 
 
-def runs_table(groups):
+def runs_table(groups, score=final_return, what="final return"):
     """Markdown: one line per run."""
-    lines = ["| run | decisions | final return | wall time (min) |", "|---|---|---|---|"]
+    lines = [f"| run | decisions | physical s | {what} | wall time (min) |", "|---|---|---|---|---|"]
     for key, runs in sorted(groups.items()):
         for _, columns, folder in sorted(runs, key=lambda r: r[0]["seed"]):
             lines.append(f"| {os.path.basename(folder)} | {int(columns['decision_steps'][-1]):,} | "
-                         f"{final_return(columns):.1f} | {columns['wall_time_s'][-1] / 60:.1f} |")
+                         f"{columns['physical_time_s'][-1]:.0f} | {score(columns):.1f} | "
+                         f"{columns['wall_time_s'][-1] / 60:.1f} |")
     return "\n".join(lines)
 
 
@@ -715,6 +723,10 @@ def main(argv=None):
     p.add_argument("--partial", action="store_true", help="include runs that have not finished yet")
     p.add_argument("--max-steps", type=int, default=None, metavar="N",
                    help="use each run's first N decisions only (e.g. the 100k mark of a longer run)")
+    p.add_argument("--window", nargs=2, type=float, default=None, metavar=("FROM", "TO"),
+                   help="the tables' return: each run's mean training return over the updates whose --x lies "
+                        "in [FROM, TO] (e.g. --x physical_time_s --window 8600 9200), not over its last 10%% "
+                        "of decisions; every run must reach TO")
     p.add_argument("--only", nargs="+", default=None, help="only run folders whose name contains one of these texts")
     p.add_argument("--random-returns", default=RANDOM_RETURNS, metavar="CSV",
                    help="R_random per task, from benchmark/random_returns.py (default results/random_returns.csv)")
@@ -737,6 +749,10 @@ def main(argv=None):
         fail(f"--smooth: {args.smooth} updates; it must be 1 or more")
     if args.max_steps is not None and args.max_steps < 1:
         fail(f"--max-steps: {args.max_steps} decisions; it must be 1 or more")
+    if args.window is not None and not (0 <= args.window[0] < args.window[1]):
+        fail(f"--window: {args.window[0]:g} {args.window[1]:g}; it needs 0 <= FROM < TO")
+    if args.window is not None and not (args.table or args.summary):
+        fail("--window sets the tables' return only: add --table or --summary")
     counts = {}
     groups = load_groups(args.paths, args.partial, args.max_steps, args.only, args.variants, counts)
     if not groups:
@@ -745,12 +761,20 @@ def main(argv=None):
         hint += (f"; {counts['Variant']} run(s) of a variant of a method: add --variants to include them"
                  if counts.get("Variant") else "")
         fail(f"no finished run found in {' '.join(args.paths)}{' (with --only)' if args.only else ''}{hint}")
+    score, what = final_return, "final return"
+    if args.window is not None:
+        for runs in groups.values():
+            for _, columns, folder in runs:
+                if columns[args.x][-1] < args.window[1]:
+                    fail(f"--window: {folder} ends at {columns[args.x][-1]:g} {args.x}, before {args.window[1]:g}")
+        score = lambda columns: window_return(columns, args.x, *args.window)  # noqa: E731
+        what = f"return at {X_LABELS[args.x]} {args.window[0]:g}–{args.window[1]:g}"
     if args.summary:
-        print(summary(groups))
+        print(summary(groups, score, what))
         return 0
-    print(table(groups))
+    print(table(groups, score, what))
     print()
-    print(runs_table(groups))
+    print(runs_table(groups, score, what))
     if "fig5" in args.kinds and fig5_groups(groups)[0]:
         print()
         print(fig5_table(groups))

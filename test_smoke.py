@@ -545,13 +545,28 @@ def test_plot_bad_paths_and_values_exit_2_with_one_line(tmp_path, capsys):
                         ([str(tmp_path / "sar1" / "config.json")], "is a file"),
                         ([str(tmp_path), "--max-steps", "-5"], "--max-steps"),
                         ([str(tmp_path), "--max-steps", "0"], "--max-steps"),
-                        ([str(tmp_path), "--kinds", "pie"], "--kinds")]:
+                        ([str(tmp_path), "--kinds", "pie"], "--kinds"),
+                        ([str(tmp_path), "--table", "--window", "3", "1"], "--window"),
+                        ([str(tmp_path), "--window", "1", "3"], "add --table"),
+                        ([str(tmp_path), "--table", "--x", "physical_time_s", "--window", "5", "30"], "before 30")]:
         with pytest.raises(SystemExit) as exit_info:
             plot.main(argv + ["--out", str(tmp_path / "figures")])
         err = capsys.readouterr().err
         assert exit_info.value.code == 2 and err.count("\n") == 1 and named in err, (argv, err)
         assert "not a folder" not in err
     assert not (tmp_path / "figures").exists()
+
+
+def test_plot_window_averages_the_return_of_the_updates_whose_x_lies_in_it(tmp_path, capsys):
+    for seed, final in zip((1, 2), (10.0, 30.0)):
+        fake_run(tmp_path, f"sar{seed}", final, seed=seed)  # return 0 for updates 1-5, `final` for 6-10
+    # physical s 2, 4, ..., 20: [10, 12] holds updates 5 and 6, so each run's return is final / 2
+    assert plot.main([str(tmp_path), "--table", "--x", "physical_time_s", "--window", "10", "12"]) == 0
+    out = capsys.readouterr().out
+    assert "| 10.0 ± 63.5 |" in out  # mean of 5 and 15, sample std 7.07; t(0.975, 1) = 12.706: 12.706 · 7.07 / sqrt(2)
+    assert "| sar1 | 1,000 | 20 | 5.0 | 0.2 |" in out
+    assert plot.main([str(tmp_path), "--summary", "--window", "100", "500"]) == 0  # decisions: updates 1-5
+    assert "| 0.0 ± 0.0 (2) |" in capsys.readouterr().out
 
 
 def test_plot_on_unfinished_runs_only_names_partial(tmp_path, capsys):
