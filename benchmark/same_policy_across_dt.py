@@ -1,5 +1,5 @@
 """One SAR-PPO policy rolled out at several δ: how much of a difference between δ comes from the time
-grid alone, not from learning (issue #16's Hopper question). At δ0 a repetition can only stop on a
+grid alone, not from learning (the report's question on Hopper). At δ0 a repetition can only stop on a
 multiple of δ0, so the same safe radius gives longer repetitions there than at a small δ.
 
     python benchmark/same_policy_across_dt.py --env-id Hopper-v5                       # an untrained policy
