@@ -1467,6 +1467,7 @@ def test_status_tells_finished_unfinished_and_not_started_runs_of_a_figure_scrip
 # ---- the SLURM path on a one-node cluster
 import re  # noqa: E402
 import socket  # noqa: E402
+import tempfile  # noqa: E402
 
 SLURM_PROGRAMS = ("munged", "slurmctld", "slurmd", "sbatch", "squeue", "scancel", "scontrol", "sinfo")
 SLURM_LIST = os.path.join(HERE, "benchmark", "fig_dt_invariance.sh")
@@ -1573,9 +1574,11 @@ def slurm_cluster(tmp_path):
     the clients (sbatch, squeue, ...) and stops every daemon it started, by pid, whatever happens."""
     slurm_or_skip()
     top = tmp_path / "cluster"
-    for sub in ("munge", "state", "spool", "log"):
+    for sub in ("munge", "state", "log"):
         (top / sub).mkdir(parents=True)
     (top / "munge").chmod(0o755)
+    # slurmd's step sockets must fit a Unix socket path (108 bytes), which a deep tmp_path can exceed.
+    spool = tempfile.mkdtemp(prefix="slurmd-", dir="/tmp")
     key = top / "munge" / "munge.key"
     key.write_bytes(os.urandom(1024))
     key.chmod(0o400)
@@ -1594,7 +1597,7 @@ AuthInfo=socket={top}/munge/munge.socket
 SlurmUser=root
 SlurmdUser=root
 StateSaveLocation={top}/state
-SlurmdSpoolDir={top}/spool
+SlurmdSpoolDir={spool}
 SlurmctldPidFile={top}/slurmctld.pid
 SlurmdPidFile={top}/slurmd.pid
 SlurmctldLogFile={top}/log/slurmctld.log
@@ -1656,6 +1659,7 @@ PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP
                 daemon.wait()
         for output in outputs:
             output.close()
+        shutil.rmtree(spool, ignore_errors=True)
 
 
 def slurm(env, *command):
