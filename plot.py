@@ -612,7 +612,8 @@ def fig5_table(groups):
 
 
 def table(groups, score=final_return, what="final return"):
-    """Markdown: final return (mean ± 95% t interval over seeds), decisions per physical second, wall time."""
+    """Markdown: the score (mean ± 95% t interval over seeds; the final return unless told), decisions
+    per physical second, wall time."""
     lines = [f"| env | setting | method | δ (s) | seeds | decisions | {what} (mean ± 95% t interval) | "
              "decisions / physical s | wall time (min) |",
              "|---|---|---|---|---|---|---|---|---|"]
