@@ -798,7 +798,9 @@ def test_readme_final_returns_come_from_the_committed_runs():
     assert len(pendulums_and_hopper) >= 30  # 9 + 9 + 6 δ-cells + 6 noisy
     with open(os.path.join(here, "results", "README.md")) as f:
         readme = f.read()
-    for runs in groups.values():  # every group of two seeds or more; single seeds are partial results
+    groups_1m = plot.load_groups([os.path.join(here, "results", "runs_1m")])
+    assert sorted(len(runs) for runs in groups_1m.values()) == [3, 3, 3, 3, 8, 8]  # SAR-PPO's 8 seeds
+    for runs in [*groups.values(), *groups_1m.values()]:  # every group of two seeds or more
         mean, ci = plot.mean_ci([plot.final_return(c) for _, c, _ in runs])
         assert len(runs) < 2 or f"{mean:.1f} ± {ci:.1f}" in readme
 
