@@ -90,7 +90,7 @@ class Agent(nn.Module):
     """Separate actor and critic MLPs, 2×256 ReLU (App. J.3). Gaussian policy: a state-independent
     log-std for the K task dims, a state-dependent one for the repetition dim."""
 
-    def __init__(self, obs_dim, num_actions, repeat):
+    def __init__(self, obs_dim, num_actions, repeat, init_logstd=0.0):
         super().__init__()
         self.critic = nn.Sequential(
             layer_init(nn.Linear(obs_dim, 256)), nn.ReLU(),
@@ -100,8 +100,8 @@ class Agent(nn.Module):
             layer_init(nn.Linear(obs_dim, 256)), nn.ReLU(),
             layer_init(nn.Linear(256, 256)), nn.ReLU())
         self.actor_mean = layer_init(nn.Linear(256, num_actions + int(repeat)), std=0.01)
-        self.actor_logstd = nn.Parameter(torch.zeros(num_actions))
-        self.repeat_logstd = layer_init(nn.Linear(256, 1), std=0.01) if repeat else None
+        self.actor_logstd = nn.Parameter(torch.full((num_actions,), init_logstd))
+        self.repeat_logstd = layer_init(nn.Linear(256, 1), std=0.01, bias_const=init_logstd) if repeat else None
 
     def dist(self, x):
         hidden = self.actor_body(x)
@@ -138,6 +138,42 @@ def compute_gae(rewards, values, next_values, discounts, dones, gae_lambda):
         last = deltas[t] + discounts[t] * gae_lambda * (1.0 - dones[t]) * last
         advantages[t] = last
     return advantages
+
+
+def ppo_update(agent, optimizer, batch, args, rng):
+    """PPO's update (Schulman et al., 2017, eq. 7): `update_epochs` passes over the rollout in minibatches, each
+    step on the clipped surrogate plus the value MSE. Returns the update's logged means. With --a2c it is A2C's
+    step (Huang et al., 2022): one pass, one minibatch, raw advantages; the ratio is 1, so the gradient is −A·∇log π."""
+    b_obs, b_actions, b_logprobs, b_advantages, b_returns = map(torch.as_tensor, batch)
+    n = len(b_obs)
+    logs = {name: [] for name in ("policy_loss", "value_loss", "approx_kl", "clip_fraction", "entropy")}
+    for epoch in range(args.update_epochs):
+        order = rng.permutation(n)
+        for begin in range(0, n, args.minibatch_size):
+            mb = torch.as_tensor(order[begin:begin + args.minibatch_size])
+            dist = agent.dist(b_obs[mb])
+            newlogprob = dist.log_prob(b_actions[mb]).sum(1)
+            entropy = dist.entropy().sum(1)
+            newvalue = agent.critic(b_obs[mb]).squeeze(1)
+            logratio = newlogprob - b_logprobs[mb]
+            ratio = logratio.exp()
+            with torch.no_grad():
+                logs["approx_kl"].append(((ratio - 1) - logratio).mean())
+                logs["clip_fraction"].append(((ratio - 1.0).abs() > args.clip_coef).float().mean())
+            mb_advantages = b_advantages[mb]
+            if not args.a2c:
+                mb_advantages = (mb_advantages - mb_advantages.mean()) / (mb_advantages.std() + 1e-8)
+            pg_loss = torch.max(-mb_advantages * ratio,
+                                -mb_advantages * ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef)).mean()
+            v_loss = ((newvalue - b_returns[mb]) ** 2).mean()
+            loss = pg_loss - args.ent_coef * entropy.mean() + args.vf_coef * v_loss
+            optimizer.zero_grad()
+            loss.backward()
+            nn.utils.clip_grad_norm_(agent.parameters(), args.max_grad_norm)
+            optimizer.step()
+            for name, value in [("policy_loss", pg_loss), ("value_loss", v_loss), ("entropy", entropy.mean())]:
+                logs[name].append(value.detach())
+    return {name: torch.stack(logged).mean().item() for name, logged in logs.items()}
 
 
 # ---------------------------------------------------------------- flags
@@ -181,12 +217,15 @@ def parse_args(argv=None):
     p.add_argument("--hold-penalty", action="store_true", help="App. H: a penalty once an action is held for t_thres")
     # PPO (App. J.3, Table 2)
     p.add_argument("--learning-rate", type=within(float, 0, 1, open_low=True), default=1e-4, help="Adam's step size")
-    p.add_argument("--adam-eps", type=within(float, 1e-12, 1), default=1e-5, help="Adam's epsilon")
-    p.add_argument("--num-steps", type=within(int, 2, 2 ** 20), default=2048, help="decision steps per update")
-    p.add_argument("--update-epochs", type=within(int, 1, 1000), default=10, help="passes over a rollout per update")
-    p.add_argument("--minibatch-size", type=within(int, 2, 2 ** 20), default=64, help="decisions per gradient step")
+    p.add_argument("--adam-eps", type=within(float, 1e-12, 1), default=1e-5, help="Adam's (A2C: RMSprop's) epsilon")
+    p.add_argument("--a2c", action="store_true", help="A2C as PPO's special case (Table 4): one step on the whole "
+                   "rollout, RMSprop, raw advantages, GAE λ 1, 256 decisions per update, initial log-std -1.5")
+    p.add_argument("--num-steps", type=within(int, 2, 2 ** 20), help="decision steps per update (2048; A2C: 256)")
+    p.add_argument("--update-epochs", type=within(int, 1, 1000), help="passes over a rollout per update (10)")
+    p.add_argument("--minibatch-size", type=within(int, 2, 2 ** 20), help="decisions per gradient step (64)")
     p.add_argument("--gamma", type=within(float, 0, 1, open_low=True), default=0.99, help="discount per δ0 (App. J.2)")
-    p.add_argument("--gae-lambda", type=within(float, 0, 1), default=0.95, help="GAE λ, per decision step")
+    p.add_argument("--gae-lambda", type=within(float, 0, 1), help="GAE λ, per decision step (0.95; A2C: 1)")
+    p.add_argument("--init-logstd", type=within(float, -20, 2), help="the policy's initial log-std (0; A2C: -1.5)")
     p.add_argument("--clip-coef", type=within(float, 0, 10, open_low=True), default=0.2, help="PPO's ratio clip ε")
     p.add_argument("--vf-coef", type=within(float, 0, 1000, open_low=True), default=0.5, help="value loss weight")
     p.add_argument("--ent-coef", type=within(float, 0, 1000), default=0.0, help="entropy bonus weight")
@@ -211,6 +250,13 @@ def parse_args(argv=None):
         name, _, message = str(e).partition(": ")
         fail(f"--{name.replace('_', '-')}: {message}")
     task = args.env_id.split("-")[0]
+    for flag, given in [("--update-epochs", args.update_epochs), ("--minibatch-size", args.minibatch_size)]:
+        if args.a2c and given is not None:
+            fail(f"{flag}: A2C takes one step on the whole rollout; leave {flag} out with --a2c")
+    defaults = (256, 1, None, 1.0, -1.5) if args.a2c else (2048, 10, 64, 0.95, 0.0)  # Table 4, else Table 3
+    for name, default in zip(("num_steps", "update_epochs", "minibatch_size", "gae_lambda", "init_logstd"), defaults):
+        setattr(args, name, default if getattr(args, name) is None else getattr(args, name))
+    args.minibatch_size = args.minibatch_size or args.num_steps
     for flag, ok, rule in [  # what no single flag sees
             ("--minibatch-size", args.minibatch_size <= args.num_steps, "must not exceed --num-steps"),
             ("--minibatch-size", args.num_steps % args.minibatch_size != 1,
@@ -226,6 +272,8 @@ def parse_args(argv=None):
 
     # The method's name: its base, then each method flag off its default (the paper's variants, App. I)
     args.method, slug = "FiGAR-C-PPO", "figar"
+    if args.a2c:  # the same method on A2C
+        args.method, slug = args.method.replace("PPO", "A2C"), slug.replace("ppo", "a2c") if "ppo" in slug else slug + "-a2c"
     variants = [(name, part) for off_default, name, part in [  # (name, run-name part)
         (args.no_limit_t, "no limit on t", "no-limit-t"),
         (args.max_t != 0.05, f"t_max={args.max_t:g}", f"maxt{args.max_t:g}"),
@@ -265,9 +313,11 @@ def main(argv=None):
     action_low, action_high = env.action_space.low, env.action_space.high
     learning_rate = args.learning_rate * (dt / dt0 if args.scale_lr else 1.0)
 
-    agent = Agent(obs_dim, env.unwrapped.action_space.shape[0], repeat=True)
-    # fused: one kernel for all parameters instead of ~10 small ops per tensor (same update rule)
-    optimizer = torch.optim.Adam(agent.parameters(), lr=learning_rate, eps=args.adam_eps, fused=True)
+    agent = Agent(obs_dim, env.unwrapped.action_space.shape[0], repeat=True,
+                  init_logstd=args.init_logstd)
+    # A2C: RMSprop (Table 4). Adam fused: one kernel for all parameters instead of ~10 small ops per tensor
+    optimizer = torch.optim.RMSprop(agent.parameters(), lr=learning_rate, alpha=0.99, eps=args.adam_eps) if args.a2c \
+        else torch.optim.Adam(agent.parameters(), lr=learning_rate, eps=args.adam_eps, fused=True)
     obs_rms = RunningMeanStd(shape=(obs_dim,))  # network inputs
     ret_rms = RunningMeanStd(shape=())  # discounted return, for reward scaling
     learner = {"agent": agent, "optimizer": optimizer, "obs_rms": obs_rms, "ret_rms": ret_rms}
@@ -332,34 +382,8 @@ def main(argv=None):
         returns = advantages + values
 
         # ---------------- PPO update
-        b_obs, b_actions, b_logprobs, b_advantages, b_returns = map(
-            torch.as_tensor, (obs_buf, actions_buf, logprobs_buf, advantages, returns))
-        logs = {name: [] for name in ("policy_loss", "value_loss", "approx_kl", "clip_fraction", "entropy")}
-        for epoch in range(args.update_epochs):
-            order = rng.permutation(n)
-            for begin in range(0, n, args.minibatch_size):
-                mb = torch.as_tensor(order[begin:begin + args.minibatch_size])
-                dist = agent.dist(b_obs[mb])
-                newlogprob = dist.log_prob(b_actions[mb]).sum(1)
-                entropy = dist.entropy().sum(1)
-                newvalue = agent.critic(b_obs[mb]).squeeze(1)
-                logratio = newlogprob - b_logprobs[mb]
-                ratio = logratio.exp()
-                with torch.no_grad():
-                    logs["approx_kl"].append(((ratio - 1) - logratio).mean())
-                    logs["clip_fraction"].append(((ratio - 1.0).abs() > args.clip_coef).float().mean())
-                mb_advantages = b_advantages[mb]
-                mb_advantages = (mb_advantages - mb_advantages.mean()) / (mb_advantages.std() + 1e-8)
-                pg_loss = torch.max(-mb_advantages * ratio,
-                                    -mb_advantages * ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef)).mean()
-                v_loss = ((newvalue - b_returns[mb]) ** 2).mean()
-                loss = pg_loss - args.ent_coef * entropy.mean() + args.vf_coef * v_loss
-                optimizer.zero_grad()
-                loss.backward()
-                nn.utils.clip_grad_norm_(agent.parameters(), args.max_grad_norm)
-                optimizer.step()
-                for name, value in [("policy_loss", pg_loss), ("value_loss", v_loss), ("entropy", entropy.mean())]:
-                    logs[name].append(value.detach())
+        batch = (obs_buf, actions_buf, logprobs_buf, advantages, returns)
+        logs = ppo_update(agent, optimizer, batch, args, rng)
         counters["update"] += 1
 
         # ---------------- logs
@@ -374,7 +398,7 @@ def main(argv=None):
                "eval_return_mean": "" if eval_return is None else eval_return,
                "action_duration_mean_s": float(durations_buf.mean() * dt),
                "safe_radius_mean": "",
-               **{name: torch.stack(logged).mean().item() for name, logged in logs.items()},
+               **logs,
                "decisions_per_s": round(n / update_time, 1),
                "env_steps_per_s": round(int(durations_buf.sum()) / rollout_time, 1)}
         log_row(run, row, counters["update"] % args.checkpoint_every == 0 or counters["update"] == num_updates)
@@ -409,6 +433,7 @@ def evaluate(args, decision_env, agent, obs_rms):
 # The checkpoint is the run (learner, RNGs, logged rows, config); --resume rewrites progress.csv and config.json from it
 RESUMABLE_CHANGES = {"total_steps", "eval_every", "eval_episodes", "log_dir", "run_name", "checkpoint_every",
                      "save_model", "resume", "threads", "method"}  # what may differ on --resume
+FLAGS_ADDED_LATER = {"a2c": False, "init_logstd": 0.0}
 
 
 def open_run(args, learner, rng, config):
@@ -430,8 +455,9 @@ def open_run(args, learner, rng, config):
     if args.resume and os.path.exists(checkpoint):
         try:
             state = torch.load(checkpoint, weights_only=True)
+            made = {**FLAGS_ADDED_LATER, **state["config"]}  # a run made before a flag existed had its default
             changed = ["--" + k.replace("_", "-") for k, v in vars(args).items()
-                       if k not in RESUMABLE_CHANGES and state["config"].get(k) != v]
+                       if k not in RESUMABLE_CHANGES and made.get(k) != v]
             if changed:
                 fail(f"--resume: {run_dir} was made with other {', '.join(changed)}")
             for name, part in learner.items():
@@ -504,7 +530,7 @@ def save_atomic(path, data):
     os.replace(path + ".tmp", path)
 
 
-def code_version(code=("sar_ppo.py", "figar_ppo.py", "envs.py", "requirements.txt")):
+def code_version(code=(os.path.basename(__file__), "envs.py", "requirements.txt")):
     """The git commit, and whether the code that makes a run's numbers differs from it (None outside git)."""
     git = lambda *a: subprocess.run(["git", "-C", os.path.dirname(os.path.abspath(__file__)), *a],  # noqa: E731
                                     capture_output=True, text=True).stdout.strip() if shutil.which("git") else ""

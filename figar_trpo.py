@@ -1,0 +1,564 @@
+"""FiGAR-C-TRPO: TRPO with durative actions (Sec. 4.2 of Park, Kim & Kim, NeurIPS 2021), in one file.
+
+The policy picks an action a and a duration t ∈ [0, max_t]; a is repeated for ⌈t/δ⌉ δ-steps (at
+least one), blind to what the state does meanwhile. The paper's main baseline for SAR-TRPO: run
+`diff sar_trpo.py figar_trpo.py` to see everything in which the two methods differ.
+
+    python figar_trpo.py --env-id InvertedPendulum-v5 --dt lowest --seed 1
+"""
+import argparse
+import fcntl
+import io
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import time
+from importlib.metadata import version
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+import torch
+import torch.nn as nn
+from gymnasium.wrappers.utils import RunningMeanStd
+from torch.distributions import Normal, kl_divergence
+from torch.nn.utils import parameters_to_vector, vector_to_parameters
+
+import envs
+
+
+class DurativeRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
+    """FiGAR-C's durative actions (Sec. 4.2) around a gymnasium env with 1-D Box spaces; a `step` is one decision.
+
+    The action is [a, u_raw], u = (u_raw + 1)/2 ∈ [0, 1]; `a` is repeated for ⌈t/δ⌉ δ-steps with t = u·max_t
+    (at least one), or until the episode ends, blind to the state meanwhile. With limit_t=False u is not clipped
+    above, so t can exceed max_t (App. I). `step` returns R = Σ_k γ_δ^k r_k over its k δ-steps and info["w"] = k.
+    """
+
+    def __init__(self, env, max_t=0.05, limit_t=True, dt=None, gamma_dt=None):
+        gym.utils.RecordConstructorArgs.__init__(self, max_t=max_t, limit_t=limit_t, dt=dt, gamma_dt=gamma_dt)
+        gym.Wrapper.__init__(self, env)
+        self.dt, self.gamma_dt, _ = check_wrapped(env, dt, gamma_dt, max_t)
+        if max_t == math.inf:
+            raise ValueError("max_t: a duration t = u·max_t needs a finite max_t, got inf")
+        self.max_t = max_t
+        low, high = env.action_space.low, env.action_space.high
+        u_high = np.float32(1) if limit_t else np.float32(np.inf)  # --no-limit-t: u is not clipped above
+        self.action_space = gym.spaces.Box(np.append(low, np.float32(-1)), np.append(high, u_high))
+
+    def step(self, action):
+        a, u = action[:-1], (action[-1] + 1) / 2
+        steps = max(1, math.ceil(u * self.max_t / self.dt - 1e-9))  # ⌈t/δ⌉, at least one
+        R, discount, k, undiscounted = 0.0, 1.0, 0, 0.0
+        while True:
+            obs, r, terminated, truncated, info = self.env.step(a)
+            R += discount * r
+            discount *= self.gamma_dt
+            undiscounted += r
+            k += 1
+            if terminated or truncated or k >= steps:
+                break
+        info.update(w=k, undiscounted_reward=undiscounted)
+        return obs, R, terminated, truncated, info
+
+
+def check_wrapped(env, dt, gamma_dt, max_t):
+    """(δ, γ_δ, observation size) for a repetition around `env`, checked: `dt` (seconds per step of `env`) and
+    `gamma_dt` (discount per step) if given, else the env's own (envs.DtEnv has both), else γ_δ = 0.99."""
+    own = lambda name, default: env.get_wrapper_attr(name) if env.has_wrapper_attr(name) else default  # noqa: E731
+    dt, gamma_dt = own("dt", None) if dt is None else dt, own("gamma_dt", 0.99) if gamma_dt is None else gamma_dt
+    space, box = env.observation_space, gym.spaces.Box
+    if not (isinstance(space, box) and len(space.shape) == 1 and isinstance(env.action_space, box)):
+        raise ValueError(f"env: needs a 1-D Box observation space (flatten it first) and Box actions, got {space}")
+    for name, value, ok in [("dt", dt, dt is not None and 0 < dt < math.inf), ("gamma_dt", gamma_dt, 0 < gamma_dt <= 1),
+                            ("max_t", max_t, 0 < max_t <= math.inf)]:
+        if not ok:
+            raise ValueError(f"{name}: out of range, got {value}" + " (pass dt= for an env without one)" * (dt is None))
+    return dt, gamma_dt, space.shape[0]
+
+
+# ---------------------------------------------------------------- the agent
+def layer_init(layer, std=np.sqrt(2), bias_const=0.0):
+    torch.nn.init.orthogonal_(layer.weight, std)
+    torch.nn.init.constant_(layer.bias, bias_const)
+    return layer
+
+
+class Agent(nn.Module):
+    """Separate actor and critic MLPs, 2×256 ReLU (App. J.3). Gaussian policy: a state-independent
+    log-std for the K task dims, a state-dependent one for the repetition dim."""
+
+    def __init__(self, obs_dim, num_actions, repeat, init_logstd=0.0):
+        super().__init__()
+        self.critic = nn.Sequential(
+            layer_init(nn.Linear(obs_dim, 256)), nn.ReLU(),
+            layer_init(nn.Linear(256, 256)), nn.ReLU(),
+            layer_init(nn.Linear(256, 1), std=1.0))
+        self.actor_body = nn.Sequential(
+            layer_init(nn.Linear(obs_dim, 256)), nn.ReLU(),
+            layer_init(nn.Linear(256, 256)), nn.ReLU())
+        self.actor_mean = layer_init(nn.Linear(256, num_actions + int(repeat)), std=0.01)
+        self.actor_logstd = nn.Parameter(torch.full((num_actions,), init_logstd))
+        self.repeat_logstd = layer_init(nn.Linear(256, 1), std=0.01, bias_const=init_logstd) if repeat else None
+
+    def dist(self, x):
+        hidden = self.actor_body(x)
+        logstd = self.actor_logstd.expand(x.shape[0], -1)
+        if self.repeat_logstd is not None:
+            logstd = torch.cat([logstd, self.repeat_logstd(hidden)], dim=1)
+        # validate_args=False: checking the arguments costs more than the Gaussian itself at these sizes
+        return Normal(self.actor_mean(hidden), logstd.clamp(-20, 2).exp(), validate_args=False)
+
+
+def normalize(x, stats, on, update=False, clip=10.0):
+    """Running mean/std normalization, clipped to ±10 (SB3's VecNormalize); `update`: x joins the statistics first."""
+    if on and update:
+        stats.update_from_moments(x, 0.0, 1)  # one sample: mean x, var 0, count 1 (cheaper than update()'s np.var)
+    if not on:
+        return np.asarray(x, dtype=np.float32)
+    return np.clip((x - stats.mean) / np.sqrt(stats.var + 1e-8), -clip, clip).astype(np.float32)
+
+
+def stats_state(stats):  # a RunningMeanStd as tensors, for torch.save
+    return {"mean": torch.as_tensor(stats.mean), "var": torch.as_tensor(stats.var), "count": float(stats.count)}
+
+
+def load_stats(stats, state):
+    stats.mean, stats.var, stats.count = state["mean"].numpy(), state["var"].numpy(), state["count"]
+
+
+def compute_gae(rewards, values, next_values, discounts, dones, gae_lambda):
+    """GAE where a transition's next state is w δ-steps away: its discount is γ_δ^w (eq. 5). `next_values` is V(s')
+    (0 after a termination, V(final obs) after a time-limit truncation); `dones` cuts the λ-chain at either."""
+    deltas = rewards + discounts * next_values - values
+    advantages, last = np.zeros_like(rewards), 0.0
+    for t in reversed(range(len(rewards))):
+        last = deltas[t] + discounts[t] * gae_lambda * (1.0 - dones[t]) * last
+        advantages[t] = last
+    return advantages
+
+
+def conjugate_gradient(matrix_vector_product, b, iters, tolerance=1e-10):
+    """x with F·x ≈ b after `iters` conjugate-gradient iterations, F symmetric positive definite, given as x ↦ F·x."""
+    x, r = torch.zeros_like(b), b.clone()
+    p, rr = r.clone(), r @ r
+    for _ in range(iters):
+        if rr < tolerance:
+            break
+        fp = matrix_vector_product(p)
+        alpha = rr / (p @ fp)
+        x, r = x + alpha * p, r - alpha * fp
+        rr, rr_old = r @ r, rr
+        p = r + rr / rr_old * p
+    return x
+
+
+def trpo_update(agent, optimizer, batch, args, rng):
+    """TRPO's update (Schulman et al., 2015, App. C): the natural-gradient step on the surrogate E[π/π_old·A] (eq. 14)
+    that keeps the mean KL(π_old‖π) ≤ max_kl, by conjugate gradient and a backtracking line search; then the value
+    function's own fit, `vf_epochs` passes of Adam on the value MSE in minibatches. Returns the update's logged means."""
+    b_obs, b_actions, b_logprobs, b_advantages, b_returns = map(torch.as_tensor, batch)
+    n = len(b_obs)
+    advantages = (b_advantages - b_advantages.mean()) / (b_advantages.std() + 1e-8)  # standardised over the batch
+    policy = [p for name, p in agent.named_parameters() if not name.startswith("critic.")]
+    with torch.no_grad():
+        old = agent.dist(b_obs)  # π_old, held fixed
+
+    def surrogate_and_kl():
+        dist = agent.dist(b_obs)
+        ratio = (dist.log_prob(b_actions).sum(1) - b_logprobs).exp()
+        surrogate = (ratio * advantages).mean() + args.ent_coef * dist.entropy().sum(1).mean()
+        return surrogate, kl_divergence(old, dist).sum(1).mean()
+
+    def fisher_vector_product(v):  # F·v = ∇(∇KL·v) at π_old, plus damping·v
+        kl_grad = torch.autograd.grad(surrogate_and_kl()[1], policy, create_graph=True)
+        return parameters_to_vector(torch.autograd.grad(parameters_to_vector(kl_grad) @ v, policy)) + args.cg_damping * v
+
+    surrogate, _ = surrogate_and_kl()
+    g = parameters_to_vector(torch.autograd.grad(surrogate, policy))
+    x = conjugate_gradient(fisher_vector_product, g, args.cg_iters)  # x ≈ F⁻¹g
+    full_step = x * torch.sqrt(2 * args.max_kl / (x @ fisher_vector_product(x)))  # ½·stepᵀF·step = max_kl
+    theta_old, surrogate_old = parameters_to_vector(policy).detach(), surrogate.item()
+    fraction = 1.0
+    with torch.no_grad():
+        for _ in range(args.line_search_steps):  # the full step, then halved; SB's TRPO allows 1.5·max_kl here
+            vector_to_parameters(theta_old + fraction * full_step, policy)
+            surrogate, kl = surrogate_and_kl()
+            if kl <= 1.5 * args.max_kl and surrogate >= surrogate_old:
+                break
+            fraction *= 0.5
+        else:  # no step kept the KL within bound and improved the surrogate: keep π_old
+            vector_to_parameters(theta_old, policy)
+            (surrogate, kl), fraction = surrogate_and_kl(), 0.0
+        entropy = old.entropy().sum(1).mean()
+
+    # the value function: its own Adam on (V(s) - GAE return)², as the authors' TRPO
+    value_losses = []
+    for epoch in range(args.vf_epochs):
+        order = rng.permutation(n)
+        for begin in range(0, n, args.vf_minibatch_size):
+            mb = torch.as_tensor(order[begin:begin + args.vf_minibatch_size])
+            v_loss = ((agent.critic(b_obs[mb]).squeeze(1) - b_returns[mb]) ** 2).mean()
+            optimizer.zero_grad()
+            v_loss.backward()
+            optimizer.step()
+            value_losses.append(v_loss.detach())
+    return {"policy_loss": -surrogate.item(), "value_loss": torch.stack(value_losses).mean().item(),
+            "approx_kl": kl.item(), "clip_fraction": "", "entropy": entropy.item(), "step_fraction": fraction}
+
+
+# ---------------------------------------------------------------- flags
+def fail(message):  # bad input: one line naming the flag on stderr, exit status 2, nothing written
+    print(f"{os.path.basename(sys.argv[0])}: error: {' '.join(str(message).split())}", file=sys.stderr)
+    sys.exit(2)
+
+
+def checked(kind, ok, rule):  # an argparse type: `kind(text)` if `ok` holds for it, else the one-line error `rule`
+    def parse(text):
+        try:
+            if ok(value := kind(text)):
+                return value
+        except ValueError:
+            pass
+        raise argparse.ArgumentTypeError(f"{rule}, got {text!r}")
+    return parse
+
+
+def within(kind, low, high, open_low=False):  # [low, high], or (low, high]; nan is in neither
+    return checked(kind, lambda v: low < v <= high if open_low else low <= v <= high,
+                   f"must lie in {'(' if open_low else '['}{low}, {high}]")
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=type(
+        "Formatter", (argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter), {}))
+    p.error = fail  # argparse's own errors (unknown flag, bad value) as one line too
+    p.add_argument("--env-id", default="InvertedPendulum-v5", help="a gymnasium task with Box spaces (Table 1's eight)")
+    p.add_argument("--dt", help="δ in seconds, or lowest|low|middle|original (Table 1); default lowest, or the task's")
+    p.add_argument("--seed", type=within(int, 0, 2 ** 32 - 1), default=1, help="seeds torch, numpy and the env")
+    p.add_argument("--total-steps", type=within(int, 1, 10 ** 10), default=1_000_000, help="decisions to train for")
+    # The method (Sec. 4.2)
+    p.add_argument("--max-t", type=within(float, 0, 1000, open_low=True), default=0.05, help="t_max (s): t = u·t_max")
+    p.add_argument("--no-limit-t", action="store_true", help="ablation (App. I): u unclipped above, t may pass t_max")
+    # Stochastic and partially observable settings (Sec. 5.2, App. H)
+    p.add_argument("--noise", choices=envs.NOISE_KINDS, default=None, help="stochastic setting (Sec. 5.2)")
+    p.add_argument("--noise-prob", type=within(float, 0, 1), help="p_act / p_ext (default 0.05)")
+    p.add_argument("--noise-std", type=within(float, 0, 1e6), help="σ_act / σ_ext / σ_ext2 (default: App. J.2's)")
+    p.add_argument("--hold-penalty", action="store_true", help="App. H: a penalty once an action is held for t_thres")
+    # TRPO (App. J.3, Table 3)
+    p.add_argument("--num-steps", type=within(int, 2, 2 ** 20), default=1024, help="decision steps per update")
+    p.add_argument("--gamma", type=within(float, 0, 1, open_low=True), default=0.99, help="discount per δ0 (App. J.2)")
+    p.add_argument("--gae-lambda", type=within(float, 0, 1), default=0.95, help="GAE λ, per decision step")
+    p.add_argument("--max-kl", type=within(float, 0, 10, open_low=True), default=0.01, help="the step's mean KL bound")
+    p.add_argument("--cg-iters", type=within(int, 1, 1000), default=10, help="conjugate-gradient iterations")
+    p.add_argument("--cg-damping", type=within(float, 0, 1e3), default=0.1, help="F + damping·I in the solve")
+    p.add_argument("--line-search-steps", type=within(int, 1, 100), default=10, help="steps tried, each half the last")
+    p.add_argument("--ent-coef", type=within(float, 0, 1000), default=0.0, help="entropy bonus weight")
+    p.add_argument("--vf-learning-rate", type=within(float, 0, 1, open_low=True), default=1e-4,
+                   help="the value function's Adam step size")
+    p.add_argument("--adam-eps", type=within(float, 1e-12, 1), default=1e-8, help="Adam's epsilon (the authors' 1e-8)")
+    p.add_argument("--vf-epochs", type=within(int, 1, 1000), default=5, help="value-fit passes over a rollout")
+    p.add_argument("--vf-minibatch-size", type=within(int, 1, 2 ** 20), default=128, help="decisions per value step")
+    p.add_argument("--norm-obs", action=argparse.BooleanOptionalAction, help="normalise inputs (default: not on Ant)")
+    p.add_argument("--norm-reward", action=argparse.BooleanOptionalAction, help="scale rewards (default: not on Ant)")
+    # Evaluation, logs, checkpoints
+    p.add_argument("--eval-every", type=within(int, 0, 10 ** 9), default=0, help="updates between evaluations")
+    p.add_argument("--eval-episodes", type=within(int, 1, 1000), default=5, help="episodes per evaluation")
+    p.add_argument("--log-dir", default="runs", help="runs are written to <log-dir>/<run-name>/")
+    p.add_argument("--run-name", type=checked(str, lambda v: v.strip(".") and "/" not in v and len(v) < 200, "must be "
+                   "a folder name under 200 characters"), help="default: <env>__<method>__dt<δ>[__<noise>]__s<seed>")
+    p.add_argument("--checkpoint-every", type=within(int, 1, 10 ** 9), default=1, help="updates between checkpoints")
+    p.add_argument("--save-model", action="store_true", help="also save model.pt, the agent and its input statistics")
+    p.add_argument("--resume", action="store_true", help="continue the run from its last checkpoint")
+    p.add_argument("--threads", type=within(int, 1, os.cpu_count()), default=1, help="torch threads")
+    args = p.parse_args(argv)
+
+    try:
+        args.dt = envs.resolve_dt(args.env_id, args.dt or ("lowest" if args.env_id in envs.DT_TABLE else None))
+    except ValueError as e:
+        name, _, message = str(e).partition(": ")
+        fail(f"--{name.replace('_', '-')}: {message}")
+    task = args.env_id.split("-")[0]
+    for flag, ok, rule in [  # what no single flag sees
+            ("--vf-minibatch-size", args.vf_minibatch_size <= args.num_steps, "must not exceed --num-steps"),
+            ("--noise-prob/--noise-std", args.noise or {args.noise_prob, args.noise_std} == {None}, "need --noise"),
+            ("--noise", not args.noise or task in envs.NOISE_STD, f"App. J.2 defines it for {', '.join(envs.NOISE_STD)}"
+             f" only, not {args.env_id}"),
+            ("--hold-penalty", not args.hold_penalty or task in envs.HOLD_PENALTY,
+             f"App. H defines it for {', '.join(envs.HOLD_PENALTY)} only, not {args.env_id}")]:
+        if not ok:
+            fail(f"{flag}: {rule}")
+    args.norm_obs, args.norm_reward = (task != "Ant" if on is None else on for on in (args.norm_obs, args.norm_reward))
+
+    # The method's name: its base, then each method flag off its default (the paper's variants, App. I)
+    args.method, slug = "FiGAR-C-TRPO", "figar-trpo"
+    variants = [(name, part) for off_default, name, part in [  # (name, run-name part)
+        (args.no_limit_t, "no limit on t", "no-limit-t"),
+        (args.max_t != 0.05, f"t_max={args.max_t:g}", f"maxt{args.max_t:g}")] if off_default]
+    args.method += f" ({', '.join(name for name, _ in variants)})" if variants else ""
+    slug = "-".join([slug] + [part for _, part in variants])
+    noise = (f"__{args.noise}" if args.noise else "") + ("" if args.noise_prob is None else f"-p{args.noise_prob:g}") \
+        + ("" if args.noise_std is None else f"-std{args.noise_std:g}") + ("__hold-penalty" * args.hold_penalty)
+    args.run_name = args.run_name or f"{args.env_id}__{slug}__dt{args.dt:g}{noise}__s{args.seed}"
+    return args
+
+
+COLUMNS = ["decision_steps", "env_steps", "physical_time_s", "wall_time_s", "episodes", "return_mean",  # progress.csv
+           "eval_return_mean", "action_duration_mean_s", "safe_radius_mean", "policy_loss", "value_loss",
+           "approx_kl", "clip_fraction", "entropy", "decisions_per_s", "env_steps_per_s",
+           "step_fraction"]  # TRPO's own: the fraction of the natural step kept by the line search (0: none)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(args.seed)  # the policy's samples and the network init
+    rng = np.random.default_rng(args.seed)  # minibatch order; the env has its own, seeded by reset
+
+    # Environment: δ-env, then the repetition, then the perturbation outside it (one draw per decision).
+    def make_decision_env():
+        env = envs.make_env(args.env_id, args.dt, args.gamma)
+        if args.hold_penalty:
+            env = envs.HoldPenalty(env)  # App. H: counts holding time at δ-level, inside the repetition
+        repetition = env = DurativeRepetition(env, args.max_t, limit_t=not args.no_limit_t)
+        if args.noise:
+            env = envs.Perturb(env, args.noise, args.noise_prob, args.noise_std)
+        return env, repetition
+
+    env, repetition = make_decision_env()
+    dt, dt0, gamma_dt = repetition.dt, repetition.get_wrapper_attr("dt0"), repetition.gamma_dt
+    obs_dim = env.observation_space.shape[0]
+    action_low, action_high = env.action_space.low, env.action_space.high
+
+    agent = Agent(obs_dim, env.unwrapped.action_space.shape[0], repeat=True)
+    # the value function's own optimizer; the policy takes TRPO's step. fused: one kernel for all parameters
+    optimizer = torch.optim.Adam(agent.critic.parameters(), lr=args.vf_learning_rate, eps=args.adam_eps, fused=True)
+    obs_rms = RunningMeanStd(shape=(obs_dim,))  # network inputs
+    ret_rms = RunningMeanStd(shape=())  # discounted return, for reward scaling
+    learner = {"agent": agent, "optimizer": optimizer, "obs_rms": obs_rms, "ret_rms": ret_rms}
+    config = {**vars(args), "dt": dt, "dt0": dt0, "gamma_dt": gamma_dt}
+    run = open_run(args, learner, rng, config)  # a finished run ends here; a resumed one is loaded
+
+    # Rollout storage (decision level)
+    n = args.num_steps
+    obs_buf, final_obs_buf = np.zeros((2, n, obs_dim), np.float32)  # final obs: to bootstrap a truncation
+    actions_buf = np.zeros((n, env.action_space.shape[0]), np.float32)
+    logprobs_buf, rewards_buf, terminated_buf, truncated_buf, discounts_buf = np.zeros((5, n), np.float32)
+    durations_buf = np.zeros(n, np.int64)  # w, in δ-steps (discounts_buf: γ_δ^w)
+    eval_env = make_decision_env() if args.eval_every else None
+
+    counters = run["counters"]
+    num_updates = math.ceil(args.total_steps / n)
+    raw_obs, _ = env.reset(seed=args.seed + 1_000 * counters["update"])  # a resumed run starts a fresh episode
+    obs = normalize(raw_obs, obs_rms, args.norm_obs, update=True)
+    episode_return, discounted_return = 0.0, 0.0
+    start = time.time() - counters["wall_time_s"]
+    while counters["update"] < num_updates:
+        update_start, finished_returns = time.time(), []
+        # ---------------- rollout: n decision steps
+        for step in range(n):
+            obs_buf[step] = obs
+            with torch.inference_mode():  # no_grad without autograd's bookkeeping: cheaper per decision
+                dist = agent.dist(torch.as_tensor(obs)[None])
+                action = dist.sample()
+                logprobs_buf[step] = dist.log_prob(action).sum()
+            actions_buf[step] = action = action[0].numpy()  # the log-probability is of the unclipped sample
+            raw_obs, R, terminated, truncated, info = env.step(np.clip(action, action_low, action_high))
+            w = info["w"]  # δ-steps this decision lasted
+            discounts_buf[step], durations_buf[step] = gamma_dt ** w, w
+            if args.norm_reward:  # R / std of the discounted return, clipped to ±10
+                discounted_return = discounted_return * gamma_dt ** w + R
+                ret_rms.update_from_moments(discounted_return, 0.0, 1)
+                R = np.clip(R / np.sqrt(ret_rms.var + 1e-8), -10.0, 10.0)
+            rewards_buf[step], terminated_buf[step], truncated_buf[step] = R, terminated, truncated
+            episode_return += info["undiscounted_reward"]
+            if terminated or truncated:
+                if truncated and not terminated:
+                    final_obs_buf[step] = normalize(raw_obs, obs_rms, args.norm_obs)
+                finished_returns.append(episode_return)
+                episode_return, discounted_return = 0.0, 0.0
+                raw_obs, _ = env.reset()
+            obs = normalize(raw_obs, obs_rms, args.norm_obs, update=True)
+        counters["decision_steps"] += n
+        counters["env_steps"] += int(durations_buf.sum())
+        counters["episodes"] += len(finished_returns)
+        rollout_time = time.time() - update_start
+
+        # ---------------- GAE over decision steps (eq. 5)
+        with torch.no_grad():
+            values = agent.critic(torch.as_tensor(obs_buf)).squeeze(1).numpy()
+            last_value = agent.critic(torch.as_tensor(obs)[None]).item()
+            final_values = agent.critic(torch.as_tensor(final_obs_buf)).squeeze(1).numpy()
+        next_values = np.append(values[1:], last_value)
+        next_values = np.where(truncated_buf > 0, final_values, next_values)  # a time limit is not a termination
+        next_values = np.where(terminated_buf > 0, 0.0, next_values)
+        dones = np.maximum(terminated_buf, truncated_buf)
+        advantages = compute_gae(rewards_buf, values, next_values, discounts_buf, dones, args.gae_lambda)
+        returns = advantages + values
+
+        # ---------------- TRPO update
+        batch = (obs_buf, actions_buf, logprobs_buf, advantages, returns)
+        logs = trpo_update(agent, optimizer, batch, args, rng)
+        counters["update"] += 1
+
+        # ---------------- logs
+        update_time = time.time() - update_start
+        eval_return = evaluate(args, eval_env, agent, obs_rms) \
+            if args.eval_every and counters["update"] % args.eval_every == 0 else None
+        counters["wall_time_s"] = time.time() - start
+        row = {"decision_steps": counters["decision_steps"], "env_steps": counters["env_steps"],
+               "physical_time_s": round(counters["env_steps"] * dt, 6),
+               "wall_time_s": round(counters["wall_time_s"], 3), "episodes": counters["episodes"],
+               "return_mean": float(np.mean(finished_returns)) if finished_returns else "",
+               "eval_return_mean": "" if eval_return is None else eval_return,
+               "action_duration_mean_s": float(durations_buf.mean() * dt),
+               "safe_radius_mean": "",
+               **logs,
+               "decisions_per_s": round(n / update_time, 1),
+               "env_steps_per_s": round(int(durations_buf.sum()) / rollout_time, 1)}
+        log_row(run, row, counters["update"] % args.checkpoint_every == 0 or counters["update"] == num_updates)
+        shown = {k: math.nan if v == "" else v for k, v in row.items()}  # an empty cell prints as nan
+        print(f"update {counters['update']}/{num_updates} | decisions {row['decision_steps']} | physical "
+              f"{row['physical_time_s']:.0f}s | return {shown['return_mean']:.1f} | duration "
+              f"{1e3 * row['action_duration_mean_s']:.1f}ms | radius {shown['safe_radius_mean']:.3f} | "
+              f"{row['decisions_per_s']:.0f} decisions/s | {row['env_steps_per_s']:.0f} δ-steps/s | "
+              f"left {(num_updates - counters['update']) * update_time / 60:.1f} min", flush=True)
+    if args.save_model:
+        save_model(run["dir"], run["state"])
+    env.close()
+
+
+def evaluate(args, decision_env, agent, obs_rms):
+    """Mean return of deterministic (mean-action) episodes, with every running statistic frozen."""
+    env, repetition = decision_env
+    low, high = env.action_space.low, env.action_space.high
+    returns = np.zeros(args.eval_episodes)
+    for episode in range(args.eval_episodes):
+        (raw_obs, _), done = env.reset(seed=args.seed + 10_000 + episode), False
+        while not done:
+            with torch.no_grad():
+                mean = agent.dist(torch.as_tensor(normalize(raw_obs, obs_rms, args.norm_obs))[None]).mean[0].numpy()
+            raw_obs, _, terminated, truncated, info = env.step(np.clip(mean, low, high))
+            returns[episode] += info["undiscounted_reward"]
+            done = terminated or truncated
+    return float(np.mean(returns))
+
+
+# ================================================================ Appendix: run bookkeeping, not the method
+# The checkpoint is the run (learner, RNGs, logged rows, config); --resume rewrites progress.csv and config.json from it
+RESUMABLE_CHANGES = {"total_steps", "eval_every", "eval_episodes", "log_dir", "run_name", "checkpoint_every",
+                     "save_model", "resume", "threads", "method"}  # what may differ on --resume
+FLAGS_ADDED_LATER = {}
+
+
+def open_run(args, learner, rng, config):
+    """Lock the run folder; continue the run from its checkpoint or start it (a finished run exits 0, a bad one 2)."""
+    run_dir = os.path.join(args.log_dir, args.run_name)
+    progress, checkpoint = os.path.join(run_dir, "progress.csv"), os.path.join(run_dir, "checkpoint.pt")
+    if os.path.isfile(run_dir) or os.path.exists(progress) and not args.resume:
+        fail(f"--run-name: {run_dir} exists; pass --resume to continue it or choose another --run-name")
+    try:
+        os.makedirs(run_dir, exist_ok=True)
+        fcntl.flock(os.open(run_dir, os.O_RDONLY), fcntl.LOCK_EX | fcntl.LOCK_NB)  # held until the process ends
+    except BlockingIOError:
+        fail(f"--run-name: {run_dir} is being trained by another process")
+    except OSError as e:
+        fail(f"--log-dir: cannot make {run_dir} ({e.strerror})")
+    run = {"dir": run_dir, "learner": learner, "rng": rng, "rows": [], "config": None, "counters": {
+        "update": 0, "decision_steps": 0, "env_steps": 0, "episodes": 0, "wall_time_s": 0.0}}
+    state, done = None, 0
+    if args.resume and os.path.exists(checkpoint):
+        try:
+            state = torch.load(checkpoint, weights_only=True)
+            made = {**FLAGS_ADDED_LATER, **state["config"]}  # a run made before a flag existed had its default
+            changed = ["--" + k.replace("_", "-") for k, v in vars(args).items()
+                       if k not in RESUMABLE_CHANGES and made.get(k) != v]
+            if changed:
+                fail(f"--resume: {run_dir} was made with other {', '.join(changed)}")
+            for name, part in learner.items():
+                load_stats(part, state[name]) if isinstance(part, RunningMeanStd) else part.load_state_dict(state[name])
+            torch.set_rng_state(state["torch_rng"])
+            rng.bit_generator.state = state["numpy_rng"]
+            run.update(counters=state["counters"], rows=state["rows"], config=state["config"])
+            done = len(run["rows"]) * args.num_steps
+        except Exception as e:  # noqa: BLE001 - a damaged or foreign file fails in many ways, each one line here
+            fail(f"--resume: {checkpoint} is not a checkpoint of this run ({type(e).__name__}: {e})")
+    elif args.resume and os.path.exists(progress):  # a clone has no checkpoint: read progress.csv's last whole row
+        try:
+            done = int(([""] + Path(progress).read_text().split("\n")[1:-1])[-1].split(",")[0] or 0)
+        except (OSError, ValueError) as e:
+            fail(f"--resume: cannot read {progress} ({type(e).__name__}), and there is no checkpoint.pt")
+        if 0 < done < args.total_steps:
+            fail(f"--resume: {run_dir} has {done:,} decisions but no checkpoint.pt to continue from")
+    if done >= args.total_steps:
+        if args.save_model and not os.path.exists(os.path.join(run_dir, "model.pt")):
+            save_model(run_dir, state) if state else fail(f"--save-model: {run_dir} has no checkpoint.pt to take it")
+        print(f"{run_dir} is finished: {done:,} decisions reach --total-steps {args.total_steps:,}; nothing to do")
+        sys.exit(0)
+    code = (run["config"] or {"code": []})["code"] + [{"decision_steps": done, **code_version()}]  # every (re)start
+    run["config"] = {**config, "resumed_at_decision_steps": done or None, "code": code,  # flags of the latest (re)start
+                     "versions": {p: version(p) for p in ("torch", "gymnasium", "mujoco", "numpy")}}
+    save_atomic(os.path.join(run_dir, "progress.csv"), csv_text(run["rows"], header=True))
+    save_atomic(os.path.join(run_dir, "config.json"), json.dumps(run["config"], indent=2))
+    if state is None:
+        save_checkpoint(run)  # update 0: a run killed before its first update's checkpoint resumes from the start
+    return run
+
+
+def log_row(run, row, checkpoint):  # the row reaches the disk before the checkpoint that holds it too
+    if not math.isfinite(row["policy_loss"] + row["value_loss"]):  # before it reaches a row or a checkpoint
+        sys.exit(f"{os.path.basename(sys.argv[0])}: the loss diverged in update {run['counters']['update']} (not "
+                 f"logged); train anew under another --run-name with smaller steps (--max-kl, --vf-learning-rate)")
+    run["rows"].append(row)
+    with open(os.path.join(run["dir"], "progress.csv"), "a", newline="") as f:
+        f.write(csv_text([row]))
+        f.flush()
+        os.fsync(f.fileno())  # on disk before its checkpoint, even through a power loss
+    if checkpoint:
+        run["state"] = save_checkpoint(run)
+
+
+def save_checkpoint(run):
+    state = {name: stats_state(part) if isinstance(part, RunningMeanStd) else part.state_dict()
+             for name, part in run["learner"].items()}
+    state.update(counters=run["counters"], rows=run["rows"], config=run["config"],
+                 torch_rng=torch.get_rng_state(), numpy_rng=run["rng"].bit_generator.state)
+    save_atomic(os.path.join(run["dir"], "checkpoint.pt"), state)
+    return state
+
+
+def save_model(run_dir, state):  # what a rollout needs: the agent and the statistics of its inputs
+    model = {k: state[k] for k in ("agent", "obs_rms", "repetition_stats") if k in state}
+    save_atomic(os.path.join(run_dir, "model.pt"), model)
+
+
+def csv_text(rows, header=False):  # what csv.DictWriter writes for these numbers, \r\n included
+    lines = [COLUMNS] * header + [[row[c] for c in COLUMNS] for row in rows]
+    return "".join(",".join(map(str, line)) + "\r\n" for line in lines)
+
+
+def save_atomic(path, data):
+    """Write `data` (str, or a dict to torch.save) to a temporary file, then rename it: a kill leaves the old file."""
+    if isinstance(data, dict):
+        torch.save(data, buffer := io.BytesIO())  # in memory first: a failed write is then an OSError
+    Path(path + ".tmp").write_bytes(buffer.getvalue() if isinstance(data, dict) else data.encode())
+    os.replace(path + ".tmp", path)
+
+
+def code_version(code=(os.path.basename(__file__), "envs.py", "requirements.txt")):
+    """The git commit, and whether the code that makes a run's numbers differs from it (None outside git)."""
+    git = lambda *a: subprocess.run(["git", "-C", os.path.dirname(os.path.abspath(__file__)), *a],  # noqa: E731
+                                    capture_output=True, text=True).stdout.strip() if shutil.which("git") else ""
+    commit = git("rev-parse", "HEAD") or None
+    return {"git_commit": commit, "git_dirty": commit and git("status", "--porcelain", "--", *code) != ""}
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except (KeyboardInterrupt, OSError) as e:  # Ctrl-C, or a failed write (a full disk): one line; the run resumes
+        sys.exit(f"{os.path.basename(sys.argv[0])}: {'interrupted' if isinstance(e, KeyboardInterrupt) else e}; "
+                 f"continue the run with the same command plus --resume")
