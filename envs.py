@@ -51,7 +51,7 @@ def task(env_id):
     """The Task of `env_id`: a paper task from Table 1, any other registered gymnasium env with a
     one-dimensional Box observation and action, created once to read them. δ0 is a MuJoCo env's own
     `dt` (timestep × frame_skip); for another env its `dt` attribute if it has one (Pendulum-v1: 0.05),
-    else 1.0: one step is then one unit of time, and Δ's max_t is counted in those steps."""
+    else None: `resolve_dt` then asks for the seconds one of its steps stands for."""
     if env_id in DT_TABLE:
         return Task(DT_TABLE[env_id][-1], True, gym.spec(env_id).max_episode_steps)
     try:
@@ -70,7 +70,7 @@ def task(env_id):
                              f"this needs one-dimensional Box spaces for both")
         raw = env.unwrapped
         mujoco = isinstance(raw, MujocoEnv)
-        dt0 = float(raw.dt) if mujoco or hasattr(raw, "dt") else 1.0
+        dt0 = float(raw.dt) if mujoco or hasattr(raw, "dt") else None
     finally:
         env.close()
     return Task(dt0, mujoco, spec.max_episode_steps)
@@ -88,8 +88,17 @@ def dt0_of(env_id):
 
 def resolve_dt(env_id, dt=None):
     """δ in seconds from None (δ0), a level of Table 1 (paper tasks only), or a number (or its string)
-    in [δ0/1000, δ0]. A task that is not MuJoCo runs at its own δ0 only."""
+    in [δ0/1000, δ0]. A task that is not MuJoCo runs at its own δ0 only; one without a `dt` of its own
+    (MountainCarContinuous-v0) needs `dt`, the seconds one of its steps stands for."""
     dt0, mujoco, _ = task(env_id)
+    if dt0 is None:
+        try:
+            if 0 < float(dt) < math.inf:
+                return float(dt)
+        except (TypeError, ValueError):
+            pass
+        raise ValueError(f"dt: {env_id} has no dt of its own; give the seconds one of its steps stands for, e.g. "
+                         f"--dt 0.01 (the default --max-t 0.05 then repeats an action up to 5 steps), got {dt!r}")
     if dt is None:
         return dt0
     if isinstance(dt, str) and dt in DT_LEVELS:
@@ -180,7 +189,7 @@ def make_env(env_id, dt=None, gamma=0.99):
     spec = gym.spec(env_id)
     if env_id in DT_TABLE:  # δ0 from the env itself, as the committed runs had it
         return DtEnv(gym.make(_bare(spec)), dt, spec.max_episode_steps, gamma)  # 1000 steps at δ0, or 50 for Reacher
-    return DtEnv(gym.make(_bare(spec)), dt, spec.max_episode_steps, gamma, dt0=task(env_id).dt0)
+    return DtEnv(gym.make(_bare(spec)), dt, spec.max_episode_steps, gamma, dt0=task(env_id).dt0 or dt)
 
 
 def _base_name(env):

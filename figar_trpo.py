@@ -16,13 +16,16 @@ import shutil
 import subprocess
 import sys
 import time
+import warnings
 from importlib.metadata import version
 from pathlib import Path
 
 import gymnasium as gym
+import mujoco
 import numpy as np
 import torch
 import torch.nn as nn
+from gymnasium.envs.mujoco import mujoco_env
 from gymnasium.wrappers.utils import RunningMeanStd
 from torch.distributions import Normal, kl_divergence
 from torch.nn.utils import parameters_to_vector, vector_to_parameters
@@ -45,6 +48,8 @@ class DurativeRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
         if max_t == math.inf:
             raise ValueError("max_t: a duration t = u·max_t needs a finite max_t, got inf")
         self.max_t = max_t
+        if limit_t and max_t <= self.dt * (1 + 1e-9):
+            warnings.warn(f"max_t = {max_t} s is not above δ = {self.dt} s: no action can be repeated")
         low, high = env.action_space.low, env.action_space.high
         u_high = np.float32(1) if limit_t else np.float32(np.inf)  # --no-limit-t: u is not clipped above
         self.action_space = gym.spaces.Box(np.append(low, np.float32(-1)), np.append(high, u_high))
@@ -224,6 +229,7 @@ def checked(kind, ok, rule):  # an argparse type: `kind(text)` if `ok` holds for
         except ValueError:
             pass
         raise argparse.ArgumentTypeError(f"{rule}, got {text!r}")
+    parse.rule = rule  # shown by --help
     return parse
 
 
@@ -232,9 +238,15 @@ def within(kind, low, high, open_low=False):  # [low, high], or (low, high]; nan
                    f"must lie in {'(' if open_low else '['}{low}, {high}]")
 
 
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):  # --help: each flag's range, and its default if it has one
+    def _get_help_string(self, action):
+        shown = action.default not in (None, False, argparse.SUPPRESS)
+        notes = [getattr(action.type, "rule", ""), f"default: {action.default}" * shown]
+        return action.help + (f" ({'; '.join(note for note in notes if note)})" if any(notes) else "")
+
+
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=type(
-        "Formatter", (argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter), {}))
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
     p.error = fail  # argparse's own errors (unknown flag, bad value) as one line too
     p.add_argument("--env-id", default="InvertedPendulum-v5", help="a gymnasium task with Box spaces (Table 1's eight)")
     p.add_argument("--dt", help="δ in seconds, or lowest|low|middle|original (Table 1); default lowest, or the task's")
@@ -283,6 +295,9 @@ def parse_args(argv=None):
         fail(f"--{name.replace('_', '-')}: {message}")
     task = args.env_id.split("-")[0]
     for flag, ok, rule in [  # what no single flag sees
+            ("--max-t", args.no_limit_t or args.max_t > args.dt * (1 + 1e-9) or args.max_t == args.dt == 0.05
+             and envs.is_paper_task(args.env_id), f"{args.max_t:g} s is not above δ = {args.dt:g} s, so no action "
+             f"could be repeated; pass --max-t {4 * args.dt:g} (up to 4 δ-steps a decision)"),
             ("--vf-minibatch-size", args.vf_minibatch_size <= args.num_steps, "must not exceed --num-steps"),
             ("--noise-prob/--noise-std", args.noise or {args.noise_prob, args.noise_std} == {None}, "need --noise"),
             ("--noise", not args.noise or task in envs.NOISE_STD, f"App. J.2 defines it for {', '.join(envs.NOISE_STD)}"
@@ -312,23 +327,28 @@ COLUMNS = ["decision_steps", "env_steps", "physical_time_s", "wall_time_s", "epi
            "step_fraction"]  # TRPO's own: the fraction of the natural step kept by the line search (0: none)
 
 
+def make_decision_env(args):
+    """The environment of one decision: the δ-env, then the repetition, then the perturbation outside it (one
+    draw per decision, Sec. 5.2). Returns (env, the repetition wrapper)."""
+    env = envs.make_env(args.env_id, args.dt, args.gamma)
+    if args.hold_penalty:
+        env = envs.HoldPenalty(env)  # App. H: counts holding time at δ-level, inside the repetition
+    repetition = env = DurativeRepetition(env, args.max_t, limit_t=not args.no_limit_t)
+    if args.noise:
+        env = envs.Perturb(env, args.noise, args.noise_prob, args.noise_std)
+    return env, repetition
+
+
 def main(argv=None):
     args = parse_args(argv)
+    if not args.no_limit_t and args.max_t <= args.dt * (1 + 1e-9):  # the paper's runs at δ0 = 50 ms, with t_max = δ0
+        print(f"note: t_max = δ = {args.dt:g} s: no action can be repeated, one δ-step a decision, as in the paper")
+        warnings.filterwarnings("ignore", "max_t")  # the wrapper's warning of the same
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)  # the policy's samples and the network init
     rng = np.random.default_rng(args.seed)  # minibatch order; the env has its own, seeded by reset
 
-    # Environment: δ-env, then the repetition, then the perturbation outside it (one draw per decision).
-    def make_decision_env():
-        env = envs.make_env(args.env_id, args.dt, args.gamma)
-        if args.hold_penalty:
-            env = envs.HoldPenalty(env)  # App. H: counts holding time at δ-level, inside the repetition
-        repetition = env = DurativeRepetition(env, args.max_t, limit_t=not args.no_limit_t)
-        if args.noise:
-            env = envs.Perturb(env, args.noise, args.noise_prob, args.noise_std)
-        return env, repetition
-
-    env, repetition = make_decision_env()
+    env, repetition = make_decision_env(args)
     dt, dt0, gamma_dt = repetition.dt, repetition.get_wrapper_attr("dt0"), repetition.gamma_dt
     obs_dim = env.observation_space.shape[0]
     action_low, action_high = env.action_space.low, env.action_space.high
@@ -348,13 +368,17 @@ def main(argv=None):
     actions_buf = np.zeros((n, env.action_space.shape[0]), np.float32)
     logprobs_buf, rewards_buf, terminated_buf, truncated_buf, discounts_buf = np.zeros((5, n), np.float32)
     durations_buf = np.zeros(n, np.int64)  # w, in δ-steps (discounts_buf: γ_δ^w)
-    eval_env = make_decision_env() if args.eval_every else None
+    eval_env = make_decision_env(args) if args.eval_every else None
 
     counters = run["counters"]
     num_updates = math.ceil(args.total_steps / n)
-    raw_obs, _ = env.reset(seed=args.seed + 1_000 * counters["update"])  # a resumed run starts a fresh episode
+    print(f"{run['dir']}: {args.method}, {num_updates} updates of {n:,} decisions" + (f" (--total-steps "
+          f"{args.total_steps:,} rounded up to {num_updates * n:,})" if args.total_steps % n else ""), flush=True)
+    raw_obs, _ = env.reset(seed=args.seed + 1_000 * counters["update"])  # an older checkpoint: a fresh episode
     obs = normalize(raw_obs, obs_rms, args.norm_obs, update=True)
     episode_return, discounted_return = 0.0, 0.0
+    if "episode" in (run["state"] or {}):  # resume exactly where the checkpoint left the episode
+        raw_obs, obs, episode_return, discounted_return = restore_episode(env, run)
     start = time.time() - counters["wall_time_s"]
     while counters["update"] < num_updates:
         update_start, finished_returns = time.time(), []
@@ -419,7 +443,8 @@ def main(argv=None):
                **logs,
                "decisions_per_s": round(n / update_time, 1),
                "env_steps_per_s": round(int(durations_buf.sum()) / rollout_time, 1)}
-        log_row(run, row, counters["update"] % args.checkpoint_every == 0 or counters["update"] == num_updates)
+        episode = (env, raw_obs, obs, episode_return, discounted_return)  # where the next decision starts
+        log_row(run, row, counters["update"] % args.checkpoint_every == 0 or counters["update"] == num_updates, episode)
         shown = {k: math.nan if v == "" else v for k, v in row.items()}  # an empty cell prints as nan
         print(f"update {counters['update']}/{num_updates} | decisions {row['decision_steps']} | physical "
               f"{row['physical_time_s']:.0f}s | return {shown['return_mean']:.1f} | duration "
@@ -467,7 +492,7 @@ def open_run(args, learner, rng, config):
         fail(f"--run-name: {run_dir} is being trained by another process")
     except OSError as e:
         fail(f"--log-dir: cannot make {run_dir} ({e.strerror})")
-    run = {"dir": run_dir, "learner": learner, "rng": rng, "rows": [], "config": None, "counters": {
+    run = {"dir": run_dir, "learner": learner, "rng": rng, "rows": [], "config": None, "state": None, "counters": {
         "update": 0, "decision_steps": 0, "env_steps": 0, "episodes": 0, "wall_time_s": 0.0}}
     state, done = None, 0
     if args.resume and os.path.exists(checkpoint):
@@ -482,7 +507,7 @@ def open_run(args, learner, rng, config):
                 load_stats(part, state[name]) if isinstance(part, RunningMeanStd) else part.load_state_dict(state[name])
             torch.set_rng_state(state["torch_rng"])
             rng.bit_generator.state = state["numpy_rng"]
-            run.update(counters=state["counters"], rows=state["rows"], config=state["config"])
+            run.update(counters=state["counters"], rows=state["rows"], config=state["config"], state=state)
             done = len(run["rows"]) * args.num_steps
         except Exception as e:  # noqa: BLE001 - a damaged or foreign file fails in many ways, each one line here
             fail(f"--resume: {checkpoint} is not a checkpoint of this run ({type(e).__name__}: {e})")
@@ -508,7 +533,7 @@ def open_run(args, learner, rng, config):
     return run
 
 
-def log_row(run, row, checkpoint):  # the row reaches the disk before the checkpoint that holds it too
+def log_row(run, row, checkpoint, episode):  # the row reaches the disk before the checkpoint that holds it too
     if not math.isfinite(row["policy_loss"] + row["value_loss"]):  # before it reaches a row or a checkpoint
         sys.exit(f"{os.path.basename(sys.argv[0])}: the loss diverged in update {run['counters']['update']} (not "
                  f"logged); train anew under another --run-name with smaller steps (--max-kl, --vf-learning-rate)")
@@ -518,16 +543,51 @@ def log_row(run, row, checkpoint):  # the row reaches the disk before the checkp
         f.flush()
         os.fsync(f.fileno())  # on disk before its checkpoint, even through a power loss
     if checkpoint:
-        run["state"] = save_checkpoint(run)
+        run["state"] = save_checkpoint(run, episode)
 
 
-def save_checkpoint(run):
+def save_checkpoint(run, episode=None):
     state = {name: stats_state(part) if isinstance(part, RunningMeanStd) else part.state_dict()
              for name, part in run["learner"].items()}
     state.update(counters=run["counters"], rows=run["rows"], config=run["config"],
                  torch_rng=torch.get_rng_state(), numpy_rng=run["rng"].bit_generator.state)
+    if episode is not None and isinstance(episode[0].unwrapped, mujoco_env.MujocoEnv):  # another env: a fresh episode
+        state["episode"] = episode_state(*episode)
     save_atomic(os.path.join(run["dir"], "checkpoint.pt"), state)
     return state
+
+
+EPISODE_ATTRIBUTES = ("obs", "force", "last_action", "held", "episode_return", "episode_length")  # of the wrappers
+SIMULATOR = mujoco.mjtState.mjSTATE_INTEGRATION  # everything mj_step reads: time, qpos, qvel, act, warm start, forces
+
+
+def episode_state(env, raw_obs, obs, episode_return, discounted_return):
+    """Where the next decision starts: the simulator, the env's RNG (resets, Perturb's draws), each wrapper's state
+    within the episode, and the rollout's own; as tensors and numbers, for torch.load(weights_only=True)."""
+    as_saved = lambda v: v if v is None or isinstance(v, (bool, int, float)) else torch.as_tensor(np.array(v))  # noqa
+    layers, layer, raw = [], env, env.unwrapped
+    while layer is not raw:
+        layers.append({k: as_saved(v) for k, v in vars(layer).items() if k in EPISODE_ATTRIBUTES})
+        layer = layer.env
+    simulator = np.empty(mujoco.mj_stateSize(raw.model, SIMULATOR))
+    mujoco.mj_getState(raw.model, raw.data, simulator, SIMULATOR)
+    return {"layers": layers, "simulator": torch.as_tensor(simulator), "env_rng": raw.np_random.bit_generator.state,
+            "raw_obs": as_saved(raw_obs), "obs": as_saved(obs), "returns": [float(episode_return), float(discounted_return)]}
+
+
+def restore_episode(env, run):
+    """The episode as the checkpoint left it; and the running statistics as saved, since env.reset() just fed them."""
+    saved, layer, raw = run["state"]["episode"], env, env.unwrapped
+    for attributes in saved["layers"]:
+        for name, value in attributes.items():
+            setattr(layer, name, value.numpy() if isinstance(value, torch.Tensor) else value)
+        layer = layer.env
+    mujoco.mj_setState(raw.model, raw.data, saved["simulator"].numpy(), SIMULATOR)
+    raw.np_random.bit_generator.state = saved["env_rng"]
+    for name, part in run["learner"].items():
+        if isinstance(part, RunningMeanStd):
+            load_stats(part, run["state"][name])
+    return saved["raw_obs"].numpy(), saved["obs"].numpy(), *saved["returns"]
 
 
 def save_model(run_dir, state):  # what a rollout needs: the agent and the statistics of its inputs

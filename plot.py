@@ -1,11 +1,15 @@
 """Aggregate the logs of many runs (runs/<name>/config.json + progress.csv) into the paper's figures.
 
 Runs are grouped by (env, setting, method, δ), where the setting is `deterministic`, a --noise kind,
-and/or `hold-penalty`. Only the paper's methods (SAR-PPO, λ-SAR-PPO, FiGAR-C-PPO, PPO, PPO (scaled))
-are read unless --variants is given: a variant ("SAR-PPO (d_max=0.2)", "SAR-PPO (Δ on dims 2,3)")
-never enters a main-method panel by accident.
+and/or `hold-penalty`. Only the paper's methods (SAR, λ-SAR, FiGAR-C and the plain learner, on PPO, TRPO
+or A2C, and PPO (scaled)) are read unless --variants is given: a variant ("SAR-PPO (d_max=0.2)", "SAR-PPO
+(Δ on dims 2,3)") never enters a main-method panel by accident. Runs of one cell (env, setting, method, δ)
+with different budgets are never averaged: the budget most of them share is kept, the others are named
+and left out. Each learner gets figures of its own (with several learners, each file name starts with
+it; --learner picks one), and the learner is in every title and legend.
 
-Figures. Each method has one colour in every figure (METHOD_COLORS); δ is a shade of it and a line
+Figures. Each method family has one colour in every figure (FAMILY_COLORS: SAR-PPO, SAR-TRPO and SAR-A2C
+share SAR's); δ is a shade of it and a line
 style (hatch on bars): full colour and solid the smallest δ, lighter the larger. A variant is a line
 style and shade of its base method's colour. Lines and bars are the mean over seeds; bands and
 whiskers the seeds' min–max, which cannot leave the range the returns and durations can reach; dots
@@ -62,10 +66,12 @@ X_LABELS = {"decision_steps": "decision steps", "physical_time_s": "physical tim
 # The order of the paper's tasks (Sec. 5) and methods; any other comes after them, sorted.
 TASKS = ["InvertedPendulum-v5", "InvertedDoublePendulum-v5", "Hopper-v5", "Walker2d-v5", "HalfCheetah-v5",
          "Ant-v5", "Reacher-v5", "Swimmer-v5"]
-METHODS = ["SAR-PPO", "λ-SAR-PPO", "FiGAR-C-PPO", "PPO", "PPO (scaled)"]
-# One colour per method in every figure, the theory plots of benchmark/ included (Okabe & Ito's
-# colour-blind-safe palette); anything else is grey.
-METHOD_COLORS = {"SAR-PPO": "#0072B2", "λ-SAR-PPO": "#009E73", "FiGAR-C-PPO": "#D55E00", "PPO": "#3A3A3A",
+LEARNERS = ["PPO", "TRPO", "A2C"]
+METHODS = [f"{family}{learner}" for learner in LEARNERS for family in ("SAR-", "λ-SAR-", "FiGAR-C-", "")] \
+    + ["PPO (scaled)"]
+# One colour per method family in every figure, the theory plots of benchmark/ included (Okabe & Ito's
+# colour-blind-safe palette), keyed by the family's PPO name; anything else is grey.
+FAMILY_COLORS = {"SAR-PPO": "#0072B2", "λ-SAR-PPO": "#009E73", "FiGAR-C-PPO": "#D55E00", "PPO": "#3A3A3A",
                  "PPO (scaled)": "#CC79A7"}
 OTHER_COLOR = "#8C8C8C"
 DT_LINES = ["-", "--", ":", "-."]  # smallest δ first
@@ -104,9 +110,21 @@ def base_method(method):
     return max((m for m in METHODS if method == m or method.startswith(m + " (")), key=len, default=None)
 
 
+def learner_of(method):
+    """The policy-gradient learner in a method's name: "SAR-TRPO" → "TRPO"; PPO's methods → "PPO"."""
+    return next((learner for learner in LEARNERS[1:] if learner in method), "PPO")
+
+
+def learners_of(keys):
+    """"PPO", or "PPO and TRPO": the learners of some (env, setting, method, δ) keys, for a title."""
+    return " and ".join(ordered({learner_of(k[2]) for k in keys}, LEARNERS))
+
+
 def method_color(method, shade=0.0):
-    """The method's colour (a variant: its base's), mixed with white by `shade` ∈ [0, 1)."""
-    rgb = np.array(matplotlib.colors.to_rgb(METHOD_COLORS.get(base_method(method), OTHER_COLOR)))
+    """The method's family colour (a variant: its base's), mixed with white by `shade` ∈ [0, 1)."""
+    base = base_method(method)
+    family = base and base.replace(learner_of(base), "PPO")
+    rgb = np.array(matplotlib.colors.to_rgb(FAMILY_COLORS.get(family, OTHER_COLOR)))
     return tuple(rgb + (1 - rgb) * shade)
 
 
@@ -282,6 +300,14 @@ def load_groups(paths, partial=False, max_steps=None, only=None, variants=True, 
     groups = defaultdict(list)
     for key, run in seeds.items():
         groups[key[:4]].append(run)
+    for key, runs in groups.items():  # one budget a cell: the one most seeds share (ties: the larger)
+        budgets = [int(c["decision_steps"][-1]) for _, c, _ in runs]
+        kept = max(set(budgets), key=lambda b: (budgets.count(b), b))
+        if len(set(budgets)) > 1:
+            odd = [f"{os.path.basename(os.path.normpath(f))} ({b:,})" for (_, _, f), b in zip(runs, budgets) if b != kept]
+            print(f"warning: left out of {key[2]} on {key[0]} at δ = {key[3]:g} s, whose other seeds have "
+                  f"{kept:,} decisions: {', '.join(odd)} (--max-steps {min(budgets)} compares them all)", file=sys.stderr)
+            groups[key] = [r for r, b in zip(runs, budgets) if b == kept]
     return groups
 
 
@@ -368,7 +394,7 @@ def task_curves(groups, env_id, setting, x_key, y_key, y_label, what, smooth):
     ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
     runs = [r for k in keys for r in groups[k]]
     smoothed = "each seed's per-update means" if smooth == 1 else f"each seed smoothed over {smooth} updates"
-    ax.set_title(f"{env_id}, {setting}, {budget(runs)}: {what}\n"
+    ax.set_title(f"{learners_of(keys)}: {env_id}, {setting}, {budget(runs)}: {what}\n"
                  f"lines: mean over seeds ({smoothed}); {INTERVAL}", fontsize=10)
     return fig
 
@@ -412,7 +438,8 @@ def task_bars(groups, env_id, setting):
     ax.set_ylabel("final training return\n(mean over the last 10% of decisions)")
     ax.set_xlabel("method")
     dt_legend(ax, dts, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False, title="shade, hatch")
-    ax.set_title(f"{env_id}, {setting}, {budget([r for k in keys for r in groups[k]])}: final return\n"
+    ax.set_title(f"{learners_of(keys)}: {env_id}, {setting}, {budget([r for k in keys for r in groups[k]])}: "
+                 "final return\n"
                  "bars: mean over seeds; whiskers: the seeds' min–max; dots: seeds", fontsize=10)
     return fig
 
@@ -457,7 +484,7 @@ def grid_figure(groups, setting, x_key, smooth, tasks=None):
         row[0].set_ylabel("training return", fontsize=8)
     runs = [r for k in keys for r in groups[k]]
     layout = "a row per method" + (", a column per task" if len(tasks) > 1 else f", {tasks[0]}")
-    suptitle(fig, f"{setting}, {budget(runs)}: training return, {layout}\n"
+    suptitle(fig, f"{learners_of(keys)}: {setting}, {budget(runs)}: training return, {layout}\n"
              f"each seed smoothed over {smooth} updates; lines: mean over seeds; {INTERVAL}; "
              "lighter and dashed: larger δ")
     fig.tight_layout()
@@ -530,7 +557,7 @@ def normalised_figure(groups, setting, random_returns, path_note):
     for row in axes:
         row[0].set_ylabel("(R − R_random) / (R* − R_random)", fontsize=8)
     runs = [r for k in groups if k[1] == setting and k[0] in refs for r in groups[k]]
-    suptitle(fig, f"{setting}, {budget(runs)}: final return normalised per task, (R − R_random) / (R* − R_random): "
+    suptitle(fig, f"{learners_of(scores)}: {setting}, {budget(runs)}: final return normalised per task, (R − R_random) / (R* − R_random): "
              f"1 = the best method's mean at δ0, 0 = a uniform random policy's mean ({path_note})\n"
              "bars: mean over seeds; whiskers: the seeds' min–max; dots: seeds; shade and hatch: δ")
     fig.tight_layout()
@@ -573,14 +600,14 @@ def fig5_figure(groups, x_key, smooth, tasks):
     handles = [plt.Line2D([], [], color=method_color(m), lw=2) for m in methods]
     fig.legend(handles, methods, loc="lower center", ncol=len(methods), fontsize=8, frameon=False)
     runs = [r for k in cells if k[0] in tasks for r in cells[k]]
-    suptitle(fig, f"Fig. 5, stochastic settings at δ_lowest, {budget(runs)}: training return, a row per setting, "
+    suptitle(fig, f"{learners_of(cells)}: Fig. 5, stochastic settings at δ_lowest, {budget(runs)}: training return, a row per setting, "
              f"a column per task\neach seed smoothed over {smooth} updates; lines: mean over seeds; {INTERVAL}")
     fig.tight_layout(rect=(0, 0.5 / fig.get_figheight(), 1, 1))
     return fig
 
 
 def verdict(sar, other):
-    """SAR-PPO against another method over seeds' final returns, by the figures' intervals (min–max)."""
+    """SAR against another method over seeds' final returns, by the figures' intervals (min–max)."""
     (sar_mean, sar_low, _), (mean, _, high) = mean_range(sar), mean_range(other)
     if sar_low > high and min(len(sar), len(other)) >= 2:  # one seed has no interval to compare
         return "SAR above by the intervals"
@@ -589,10 +616,12 @@ def verdict(sar, other):
 
 def fig5_table(groups):
     """Markdown: per task and stochastic setting, each method's final return at δ_lowest (mean [min, max]
-    over seeds, the seeds' count) and whether SAR-PPO is above FiGAR-C-PPO."""
+    over seeds, the seeds' count) and whether SAR is above FiGAR-C (on the groups' one learner)."""
     cells, lowest = fig5_groups(groups)
     methods = ordered({k[2] for k in cells}, METHODS)
-    lines = ["| task | setting | δ (ms) | decisions | " + " | ".join(methods) + " | SAR-PPO above FiGAR-C-PPO? |",
+    learner = learners_of(cells)
+    sar, figar = f"SAR-{learner}", f"FiGAR-C-{learner}"
+    lines = ["| task | setting | δ (ms) | decisions | " + " | ".join(methods) + f" | {sar} above {figar}? |",
              "|---|---|---|---|" + "---|" * len(methods) + "---|"]
     for env_id in ordered(lowest, TASKS):
         for setting in STOCHASTIC:
@@ -603,8 +632,8 @@ def fig5_table(groups):
             for m in methods:
                 values = finals(runs[m])
                 row.append("–" if not values else "{:.1f} [{:.1f}, {:.1f}] ({})".format(*mean_range(values), len(values)))
-            both = runs.get("SAR-PPO") and runs.get("FiGAR-C-PPO")
-            answer = verdict(finals(runs["SAR-PPO"]), finals(runs["FiGAR-C-PPO"])) if both else "–"
+            both = runs.get(sar) and runs.get(figar)
+            answer = verdict(finals(runs[sar]), finals(runs[figar])) if both else "–"
             every = [r for v in runs.values() for r in v]
             lines.append(f"| {env_id} | {setting} | {lowest[env_id] * 1000:g} | {budget(every).split()[0]} | "
                          + " | ".join(row) + f" | {answer} |")
@@ -671,10 +700,18 @@ def fail(message):
     sys.exit(2)
 
 
-def draw(groups, args):
-    """Every figure of --kinds; the paths written."""
+def by_learner(groups):
+    """{learner: its groups}, in the order PPO, TRPO, A2C."""
+    split = defaultdict(dict)
+    for key, runs in groups.items():
+        split[learner_of(key[2])][key] = runs
+    return {learner: split[learner] for learner in ordered(split, LEARNERS)}
+
+
+def draw(groups, args, learner=""):
+    """Every figure of --kinds, the learner's name (if given) first in each file name; the paths written."""
     written, ext = [], args.format
-    out = lambda name: os.path.join(args.out, f"{args.prefix}{name}.{ext}")  # noqa: E731
+    out = lambda name: os.path.join(args.out, f"{args.prefix}{learner}{name}.{ext}")  # noqa: E731
     for setting in sorted({key[1] for key in groups}):
         tasks = ordered({k[0] for k in groups if k[1] == setting}, TASKS)
         for env_id in tasks:
@@ -729,6 +766,7 @@ def main(argv=None):
                         "in [FROM, TO] (e.g. --x physical_time_s --window 8600 9200), not over its last 10%% "
                         "of decisions; every run must reach TO")
     p.add_argument("--only", nargs="+", default=None, help="only run folders whose name contains one of these texts")
+    p.add_argument("--learner", choices=LEARNERS, help="only this learner's methods (default: each its own figures)")
     p.add_argument("--random-returns", default=RANDOM_RETURNS, metavar="CSV",
                    help="R_random per task, from benchmark/random_returns.py (default results/random_returns.csv)")
     p.add_argument("--smooth", type=int, default=10, metavar="N",
@@ -756,12 +794,15 @@ def main(argv=None):
         fail("--window sets the tables' return only: add --table or --summary")
     counts = {}
     groups = load_groups(args.paths, args.partial, args.max_steps, args.only, args.variants, counts)
+    if args.learner:
+        groups = by_learner(groups).get(args.learner, {})
     if not groups:
         hint = (f"; {counts['Unfinished']} run(s) found unfinished: add --partial to include them"
                 if counts.get("Unfinished") else "")
         hint += (f"; {counts['Variant']} run(s) of a variant of a method: add --variants to include them"
                  if counts.get("Variant") else "")
-        fail(f"no finished run found in {' '.join(args.paths)}{' (with --only)' if args.only else ''}{hint}")
+        fail(f"no finished run found in {' '.join(args.paths)}{' (with --only)' if args.only else ''}"
+             f"{f' of {args.learner}' if args.learner else ''}{hint}")
     score, what = final_return, "final return"
     if args.window is not None:
         for runs in groups.values():
@@ -776,14 +817,17 @@ def main(argv=None):
     print(table(groups, score, what))
     print()
     print(runs_table(groups, score, what))
-    if "fig5" in args.kinds and fig5_groups(groups)[0]:
-        print()
-        print(fig5_table(groups))
+    learners = by_learner(groups)
+    for part in learners.values():
+        if "fig5" in args.kinds and fig5_groups(part)[0]:
+            print()
+            print(fig5_table(part))
     if args.table:
         return 0
     os.makedirs(args.out, exist_ok=True)
-    for path in draw(groups, args):
-        print(f"wrote {path}")
+    for learner, part in learners.items():
+        for path in draw(part, args, f"{learner.lower()}_" if len(learners) > 1 else ""):
+            print(f"wrote {path}")
     return 0
 
 

@@ -1,5 +1,6 @@
 """The test suite: seconds-long checks, each named for the behaviour it protects. Run: python -m pytest -q"""
 import csv
+import glob
 import json
 import os
 import warnings
@@ -358,10 +359,14 @@ def test_same_seed_gives_identical_progress(tmp_path):
     assert strip(rows_of(tmp_path, "a")) == strip(rows_of(tmp_path, "b"))
 
 
-def test_killed_run_resumes_without_lost_or_repeated_rows(tmp_path):
-    flags = ["--total-steps", "6144", "--num-steps", "512", "--update-epochs", "1",
-             "--minibatch-size", "256", "--checkpoint-every", "2"]
-    cmd = [sys.executable, os.path.join(HERE, "sar_ppo.py"), "--log-dir", str(tmp_path), "--run-name", "run", *flags]
+@pytest.mark.parametrize("script,flags,n", [
+    ("sar_ppo.py", ["--num-steps", "512", "--update-epochs", "1", "--minibatch-size", "256"], 512),
+    ("sar_trpo.py", ["--num-steps", "256", "--vf-minibatch-size", "128"], 256),
+    ("figar_trpo.py", ["--num-steps", "256", "--vf-minibatch-size", "128"], 256),
+    ("sar_ppo.py", ["--a2c"], 256)])
+def test_killed_run_resumes_without_lost_or_repeated_rows(tmp_path, script, flags, n):
+    flags = ["--total-steps", str(12 * n), "--checkpoint-every", "2", *flags]
+    cmd = [sys.executable, os.path.join(HERE, script), "--log-dir", str(tmp_path), "--run-name", "run", *flags]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     progress, checkpoint = tmp_path / "run" / "progress.csv", tmp_path / "run" / "checkpoint.pt"
     deadline = time.time() + 120
@@ -372,11 +377,11 @@ def test_killed_run_resumes_without_lost_or_repeated_rows(tmp_path):
     before = rows_of(tmp_path)
     saved = torch.load(checkpoint, weights_only=True)["counters"]["decision_steps"]
     assert 0 < saved and len(before) < 12  # killed mid-run, after a checkpoint
-    train("sar_ppo.py", tmp_path, *flags, "--resume")
+    train(script, tmp_path, *flags, "--resume")
     after = rows_of(tmp_path)
     kept = [r for r in before if int(r["decision_steps"]) <= saved]
     assert after[:len(kept)] == kept
-    assert [int(r["decision_steps"]) for r in after] == list(range(512, 6144 + 1, 512))
+    assert [int(r["decision_steps"]) for r in after] == list(range(n, 12 * n + 1, n))
 
 
 BAD_FLAGS = [
@@ -644,7 +649,7 @@ def test_plot_gives_each_method_one_colour_in_every_kind_of_figure(tmp_path):
                 fake_run(tmp_path, f"{method}{dt}_{seed}", 100.0 * seed, method=method, dt=dt, seed=seed)
             fake_run(tmp_path, f"{method}_noise{seed}", 50.0, method=method, seed=seed, noise="action")
     groups = plot.load_groups([str(tmp_path)])
-    base = {m: np.array(plot.matplotlib.colors.to_rgb(plot.METHOD_COLORS[m])) for m in ("SAR-PPO", "FiGAR-C-PPO", "PPO")}
+    base = {m: np.array(plot.matplotlib.colors.to_rgb(plot.FAMILY_COLORS[m])) for m in ("SAR-PPO", "FiGAR-C-PPO", "PPO")}
 
     def hue_of(rgba):
         """Which method's colour `rgba` is a shade of (mixed with white): the one it lies on the line to white from."""
@@ -1535,16 +1540,12 @@ def slurm_program(name):
 
 
 def slurm_or_skip():
-    """SLURM and munge from Debian's packages: .ci/run installs them; a root shell with apt-get installs them
-    here. The test skips only where they are absent and cannot be installed."""
+    """SLURM and munge from Debian's packages, which .ci/run installs. A test never changes the machine it tests:
+    where they are missing it skips, saying what to install."""
     missing = [name for name in SLURM_PROGRAMS if not slurm_program(name)]
-    if missing and os.geteuid() == 0 and shutil.which("apt-get"):
-        subprocess.run("apt-get update -qq && apt-get install -y -qq --no-install-recommends slurm-wlm munge",
-                       shell=True, capture_output=True, env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
-        missing = [name for name in SLURM_PROGRAMS if not slurm_program(name)]
     if missing:
-        pytest.skip(f"SLURM is not installed ({', '.join(missing)} missing) and cannot be installed here: "
-                    "as root on Debian, apt-get install slurm-wlm munge")
+        pytest.skip(f"SLURM is not installed ({', '.join(missing)} missing): on Debian, as root, "
+                    "apt-get install slurm-wlm munge (as .ci/run does) to run this test")
     if os.geteuid() != 0:
         pytest.skip("the one-node SLURM cluster runs its daemons as root (SlurmUser=root); run the test as root")
 
@@ -2102,11 +2103,16 @@ def test_a_task_that_is_not_mujoco_runs_at_its_own_step_only():
         _, reward, terminated, truncated, info = env.step(np.array([0.0], np.float32))
         assert reward <= 0 and not terminated and truncated == (step == 200)  # a cost task, cut at its own limit
     assert info["episode"]["t"] == pytest.approx(10.0)
-    assert envs.dt0_of("MountainCarContinuous-v0") == 1.0  # no `dt` of its own: one step is one unit
+    assert envs.dt0_of("MountainCarContinuous-v0") is None  # no `dt` of its own: the user says what a step is
+    for dt in (None, "lowest", "0", "nan", "-1"):
+        with pytest.raises(ValueError, match="^dt: MountainCarContinuous-v0 has no dt of its own; give the seconds"):
+            envs.make_env("MountainCarContinuous-v0", dt)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        check_env(envs.make_env("MountainCarContinuous-v0"), skip_render_check=True)  # rendering needs pygame
-    for env_id, dt in [("Pendulum-v1", 0.01), ("Pendulum-v1", "lowest"), ("MountainCarContinuous-v0", 0.5)]:
+        env = envs.make_env("MountainCarContinuous-v0", 0.5)
+        check_env(env, skip_render_check=True)  # rendering needs pygame
+    assert (env.dt, env.dt0, env.reward_scale) == (0.5, 0.5, 1.0)
+    for env_id, dt in [("Pendulum-v1", 0.01), ("Pendulum-v1", "lowest")]:
         with pytest.raises(ValueError, match="^dt: .* runs at its own step only"):
             envs.make_env(env_id, dt)
 
@@ -2139,8 +2145,8 @@ def test_stochastic_settings_and_hold_penalty_stay_with_the_paper_tasks():
                        (lambda: envs.Perturb(envs.make_env("Pendulum-v1"), "ext-force", 0.1, 1.0), "kind")]:
         with pytest.raises(ValueError, match=rf"^{name}:"):
             call()
-    env = envs.HoldPenalty(envs.make_env("MountainCarContinuous-v0"), t_thres=3.0, penalty=-1.0)
-    assert env.held_steps == 3  # given explicitly, at the env's own step of 1
+    env = envs.HoldPenalty(envs.make_env("MountainCarContinuous-v0", 1.0), t_thres=3.0, penalty=-1.0)
+    assert env.held_steps == 3  # given explicitly, at a step that stands for 1 s
 
 
 @pytest.fixture(scope="module")
@@ -2205,3 +2211,272 @@ def test_sb3_recipe_trains_saves_delta_statistics_and_evaluates_with_them_frozen
     with pytest.raises(SystemExit) as exit_info:  # another δ for a task that is not MuJoCo: before any work
         sb3_sar.main(["--dt", "0.01", "--out", str(tmp_path / "never")])
     assert exit_info.value.code == 2 and not (tmp_path / "never").exists()
+
+
+# ---------------------------------------------------------------- TRPO (sar_trpo.py, figar_trpo.py) and A2C (--a2c)
+import argparse  # noqa: E402
+
+from torch.nn import utils as nn_utils  # noqa: E402
+
+import figar_trpo  # noqa: E402
+import sar_trpo  # noqa: E402
+
+TRPO_FAST = ["--num-steps", "512", "--vf-minibatch-size", "128"]
+LEARNER_SCRIPTS = ["sar_ppo.py", "figar_ppo.py", "sar_trpo.py", "figar_trpo.py"]
+
+
+@pytest.mark.parametrize("script,flags,method,slug", [
+    ("sar_trpo.py", [], "SAR-TRPO", "sar-trpo"), ("figar_trpo.py", [], "FiGAR-C-TRPO", "figar-trpo"),
+    ("sar_trpo.py", ["--no-repeat"], "TRPO", "trpo")])
+def test_trpo_scripts_train_inverted_pendulum_at_lowest_dt_and_write_the_ppo_pairs_files(tmp_path, script, flags,
+                                                                                          method, slug):
+    result = subprocess.run([sys.executable, os.path.join(HERE, script), "--log-dir", str(tmp_path), "--total-steps",
+                             "1024", *TRPO_FAST, *flags], capture_output=True, text=True, timeout=240)
+    assert result.returncode == 0, result.stderr[-2000:]
+    run = tmp_path / f"InvertedPendulum-v5__{slug}__dt0.002__s1"
+    assert sorted(p.name for p in run.iterdir()) == ["checkpoint.pt", "config.json", "progress.csv"]
+    with open(run / "progress.csv") as f:
+        assert f.readline().strip().split(",") == sar_ppo.COLUMNS + ["step_fraction"]
+    rows = read_csv(run / "progress.csv")
+    assert [int(r["decision_steps"]) for r in rows] == [512, 1024] and rows[0]["clip_fraction"] == ""
+    for r in rows:
+        assert 0 <= float(r["approx_kl"]) <= 1.5 * 0.01 and 0 <= float(r["step_fraction"]) <= 1
+        duration = float(r["action_duration_mean_s"])
+        assert duration == 2e-3 if "--no-repeat" in flags else 2e-3 < duration <= 0.05
+    assert json.loads((run / "config.json").read_text())["method"] == method
+
+
+def trpo_batch(seed=0, n=256, obs_dim=4, actions=2, init_logstd=0.0):
+    """An agent (with the repetition dim) and a rollout it could have made, with advantages that favour some actions."""
+    torch.manual_seed(seed)
+    agent = sar_ppo.Agent(obs_dim, actions, repeat=True, init_logstd=init_logstd)
+    obs = torch.randn(n, obs_dim)
+    with torch.no_grad():
+        dist = agent.dist(obs)
+        acts = dist.sample()
+        logprobs = dist.log_prob(acts).sum(1)
+    advantages = (acts[:, 0] + acts[:, 1] - 0.3 * obs[:, 1]).numpy()
+    returns = np.random.default_rng(seed).normal(size=n).astype(np.float32)
+    return agent, (obs.numpy(), acts.numpy(), logprobs.numpy(), advantages, returns)
+
+
+TRPO_ARGS = dict(max_kl=0.01, cg_iters=10, cg_damping=0.1, line_search_steps=10, ent_coef=0.0, vf_epochs=5,
+                 vf_minibatch_size=128)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_trpo_step_keeps_the_mean_kl_within_max_kl_and_raises_the_surrogate(seed, one_thread):
+    agent, batch = trpo_batch(seed)
+    obs, acts, logprobs, advantages, _ = map(torch.as_tensor, batch)
+    std_adv = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
+    with torch.no_grad():
+        old = agent.dist(obs)
+    critic = [p.detach().clone() for p in agent.critic.parameters()]
+    optimizer = torch.optim.Adam(agent.critic.parameters(), lr=1e-4, eps=1e-8)
+    logs = sar_trpo.trpo_update(agent, optimizer, batch, argparse.Namespace(**TRPO_ARGS), np.random.default_rng(0))
+    with torch.no_grad():
+        new = agent.dist(obs)
+        kl = torch.distributions.kl_divergence(old, new).sum(1).mean().item()
+        surrogate = ((new.log_prob(acts).sum(1) - logprobs).exp() * std_adv).mean().item()
+    # the full natural step is sized for KL = max_kl by the quadratic model; the line search allows 1.5·max_kl
+    assert 0.005 < kl <= 0.01 * 1.1 and logs["step_fraction"] == 1.0 and logs["approx_kl"] == pytest.approx(kl)
+    assert surrogate > 0.01 and logs["policy_loss"] == pytest.approx(-surrogate, abs=1e-6)  # E[A] = 0 before the step
+    assert any(not torch.equal(a, b) for a, b in zip(critic, agent.critic.parameters()))  # the value fit ran
+
+
+def test_trpo_line_search_keeps_the_old_policy_when_no_step_improves_the_surrogate(one_thread):
+    agent, batch = trpo_batch(3)
+    batch = (*batch[:3], np.zeros_like(batch[3]), batch[4])  # no advantage anywhere: no step can improve
+    before = [p.detach().clone() for p in agent.parameters()]
+    optimizer = torch.optim.Adam(agent.critic.parameters(), lr=1e-4)
+    args = argparse.Namespace(**TRPO_ARGS)
+    logs = sar_trpo.trpo_update(agent, optimizer, batch, args, np.random.default_rng(0))
+    actor = [(a, b) for (name, b), a in zip(agent.named_parameters(), before) if not name.startswith("critic.")]
+    assert logs["step_fraction"] == 0.0 and all(torch.equal(a, b) for a, b in actor)
+    assert (logs["policy_loss"], logs["approx_kl"]) == (0.0, 0.0)  # finite: a row, not a divergence
+
+
+def test_conjugate_gradient_matches_linalg_solve_on_a_positive_definite_system():
+    torch.manual_seed(0)
+    m = torch.randn(6, 6, dtype=torch.float64)
+    a, b = m @ m.T + 0.5 * torch.eye(6, dtype=torch.float64), torch.randn(6, dtype=torch.float64)
+    x = sar_trpo.conjugate_gradient(lambda v: a @ v, b, iters=6)  # exact in n iterations, up to rounding
+    assert torch.allclose(x, torch.linalg.solve(a, b), atol=1e-8)
+
+
+def test_a2c_update_equals_a_reference_a2c_gradient_step(one_thread):
+    agent, batch = trpo_batch(4, init_logstd=-1.5)
+    reference = sar_ppo.Agent(4, 2, repeat=True)
+    reference.load_state_dict(agent.state_dict())
+    args = argparse.Namespace(a2c=True, update_epochs=1, minibatch_size=256, clip_coef=0.2, ent_coef=0.0, vf_coef=0.5,
+                              max_grad_norm=0.5)
+    rmsprop = lambda params: torch.optim.RMSprop(params, lr=1e-4, alpha=0.99, eps=1e-5)  # noqa: E731
+    sar_ppo.ppo_update(agent, rmsprop(agent.parameters()), batch, args, np.random.default_rng(0))
+    obs, acts, _, advantages, returns = map(torch.as_tensor, batch)
+    loss = -(advantages * reference.dist(obs).log_prob(acts).sum(1)).mean() \
+        + 0.5 * ((reference.critic(obs).squeeze(1) - returns) ** 2).mean()  # A2C: −A·log π + 0.5·value MSE
+    optimizer = rmsprop(reference.parameters())
+    loss.backward()
+    nn_utils.clip_grad_norm_(reference.parameters(), 0.5)
+    optimizer.step()
+    for (name, a), b in zip(agent.named_parameters(), reference.parameters()):
+        assert torch.allclose(a, b, atol=1e-6), name
+    assert agent.actor_logstd.detach().numpy() == pytest.approx(-1.5, abs=1e-3)  # A2C's initial log-std, moved once
+
+
+@pytest.mark.parametrize("script,flags,method,slug", [
+    ("sar_ppo.py", [], "SAR-A2C", "sar-a2c"), ("figar_ppo.py", [], "FiGAR-C-A2C", "figar-a2c"),
+    ("sar_ppo.py", ["--no-repeat"], "A2C", "a2c")])
+def test_a2c_flag_trains_with_table_4s_settings_under_the_a2c_names(tmp_path, script, flags, method, slug):
+    result = subprocess.run([sys.executable, os.path.join(HERE, script), "--a2c", "--log-dir", str(tmp_path),
+                             "--total-steps", "512", *flags], capture_output=True, text=True, timeout=240)
+    assert result.returncode == 0, result.stderr[-2000:]
+    run = tmp_path / f"InvertedPendulum-v5__{slug}__dt0.002__s1"
+    config = json.loads((run / "config.json").read_text())
+    assert config["method"] == method and (config["num_steps"], config["update_epochs"], config["minibatch_size"],
+                                           config["gae_lambda"], config["init_logstd"]) == (256, 1, 256, 1.0, -1.5)
+    assert [int(r["decision_steps"]) for r in read_csv(run / "progress.csv")] == [256, 512]
+
+
+@pytest.mark.parametrize("flag", ["--update-epochs", "--minibatch-size"])
+def test_a2c_refuses_flags_that_would_make_it_another_learner(flag, capsys):
+    assert_exits_2_naming(sar_ppo.parse_args, ["--a2c", flag, "4"], flag, capsys)
+
+
+TRPO_BAD_FLAGS = [(f, n) for f, n in MORE_BAD_FLAGS if n not in ("--learning-rate", "--clip-coef", "--vf-coef",
+                  "--max-grad-norm", "--minibatch-size", "--update-epochs")] + [
+    (["--max-kl", "0"], "--max-kl"), (["--max-kl", "nan"], "--max-kl"), (["--cg-iters", "0"], "--cg-iters"),
+    (["--cg-damping", "-1"], "--cg-damping"), (["--line-search-steps", "0"], "--line-search-steps"),
+    (["--vf-learning-rate", "inf"], "--vf-learning-rate"), (["--vf-epochs", "0"], "--vf-epochs"),
+    (["--vf-minibatch-size", "2048"], "--vf-minibatch-size"), (["--scale-lr"], "--scale-lr"),
+    (["--a2c"], "--a2c")]
+
+
+@pytest.mark.parametrize("flags,named", TRPO_BAD_FLAGS)
+@pytest.mark.parametrize("module", [sar_trpo, figar_trpo])
+def test_every_trpo_flag_is_checked_before_any_work(module, flags, named, tmp_path, capsys):
+    if module is figar_trpo and named == "--delta-dims":
+        named = "unrecognized arguments"
+    assert_exits_2_naming(module.parse_args, ["--log-dir", str(tmp_path / "logs"), *flags], named, capsys)
+    assert not (tmp_path / "logs").exists()
+
+
+def wrapper_text(script, name):  # the class, up to the next top-level definition
+    text = open(os.path.join(HERE, script)).read()
+    start = text.index(f"class {name}(")
+    return text[start:re.search(r"\n(def|class) ", text[start + 1:]).start() + start]
+
+
+def test_every_training_script_carries_the_same_wrapper_and_agent_text():
+    for name, scripts in [("SafeActionRepetition", ["sar_ppo.py", "sar_trpo.py"]),
+                          ("DurativeRepetition", ["figar_ppo.py", "figar_trpo.py"])]:
+        assert wrapper_text(scripts[0], name) == wrapper_text(scripts[1], name)
+    agents = {wrapper_text(script, "Agent") for script in LEARNER_SCRIPTS}
+    assert len(agents) == 1
+
+
+@pytest.mark.parametrize("module", [sar_trpo, figar_trpo])
+def test_trpo_wrappers_pass_check_env(module):
+    wrapper = getattr(module, "SafeActionRepetition", None) or module.DurativeRepetition
+    check(wrapper(envs.make_env("InvertedPendulum-v5", "lowest")))
+
+
+def test_plot_gives_each_learner_its_own_figures_in_its_family_colours(tmp_path, capsys):
+    for method in ("SAR-PPO", "PPO", "SAR-TRPO", "TRPO"):
+        for seed in (1, 2):
+            fake_run(tmp_path / "runs", f"{method}__s{seed}", 100.0 + seed, method=method, seed=seed)
+    assert plot.method_color("SAR-TRPO") == plot.method_color("SAR-PPO") != plot.method_color("TRPO")
+    assert plot.main([str(tmp_path / "runs"), "--out", str(tmp_path / "figs"), "--kinds", "curves"]) == 0
+    names = sorted(os.listdir(tmp_path / "figs"))
+    assert [n.split("_")[0] for n in names] == ["ppo", "trpo"]
+    capsys.readouterr()
+    assert plot.main([str(tmp_path / "runs"), "--learner", "TRPO", "--table"]) == 0
+    out = capsys.readouterr().out
+    assert "SAR-TRPO" in out and "SAR-PPO" not in out
+
+
+def test_plot_never_averages_runs_of_different_budgets_as_seeds(tmp_path, capsys):
+    fake_run(tmp_path, "a__s1", 100.0, seed=1, rows=10)
+    fake_run(tmp_path, "a__s2", 120.0, seed=2, rows=10)
+    fake_run(tmp_path, "a__s3", 5000.0, seed=3, rows=4)
+    assert plot.main([str(tmp_path), "--summary"]) == 0
+    captured = capsys.readouterr()
+    assert "110.0 ±" in captured.out and "(2)" in captured.out and "5000" not in captured.out
+    assert "a__s3" in captured.err and "left out" in captured.err
+
+
+@pytest.mark.parametrize("script", ["sar_ppo.py", "figar_ppo.py", "sar_trpo.py", "figar_trpo.py"])
+@pytest.mark.parametrize("flags,named", [(["--env-id", "MountainCarContinuous-v0"], "--dt 0.01"),
+                                         (["--env-id", "Pendulum-v1"], "--max-t 0.2")])
+def test_a_run_that_could_repeat_no_action_is_refused_naming_the_fix(tmp_path, script, flags, named):
+    result = train(script, tmp_path / "logs", *flags, check=False)
+    assert result.returncode == 2 and result.stderr.count("\n") == 1 and named in result.stderr
+    assert not (tmp_path / "logs").exists()
+
+
+def test_with_the_suggested_flags_sar_repeats_actions_on_tasks_without_a_mujoco_dt(tmp_path):
+    for flags in (["--env-id", "MountainCarContinuous-v0", "--dt", "0.01"], ["--env-id", "Pendulum-v1", "--max-t", "0.2"]):
+        result = train("sar_ppo.py", tmp_path, *flags, "--total-steps", "500", *TINY, name=flags[1])
+        assert "rounded up to 512" in result.stdout and str(tmp_path / flags[1]) in result.stdout
+        dt = float(json.loads((tmp_path / flags[1] / "config.json").read_text())["dt"])
+        assert all(float(r["action_duration_mean_s"]) > 1.2 * dt for r in rows_of(tmp_path, flags[1]))
+
+
+@pytest.mark.parametrize("script", ["sar_ppo.py", "figar_ppo.py"])
+def test_the_papers_own_runs_at_a_50_ms_dt0_train_and_say_once_that_nothing_repeats(tmp_path, script):
+    result = train(script, tmp_path, "--env-id", "InvertedDoublePendulum-v5", "--dt", "original", "--total-steps",
+                   "256", *TINY)
+    assert result.stdout.count("no action can be repeated") == 1 and "Warning" not in result.stderr
+
+
+@pytest.mark.parametrize("module", [sar_ppo, figar_ppo, sar_trpo, figar_trpo])
+def test_help_shows_every_range_and_never_a_default_of_none(module, capsys):
+    with pytest.raises(SystemExit):
+        module.parse_args(["--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "None" not in text and "SUPPRESS" not in text
+    assert "--seed SEED seeds torch, numpy and the env (must lie in [0, 4294967295]; default: 1)" in text
+
+
+def test_figar_wrapper_warns_when_no_repetition_is_possible():
+    with pytest.warns(UserWarning, match="no action can be repeated"):
+        figar_ppo.DurativeRepetition(envs.make_env("InvertedDoublePendulum-v5", "original"), max_t=0.05)
+
+
+def test_figures_sh_that_fails_midway_leaves_every_committed_figure_as_it_was(tmp_path):
+    fake = tmp_path / "python"  # an interpreter without matplotlib: the first plot.py call fails
+    fake.write_text("#!/bin/sh\necho 'ModuleNotFoundError: No module named matplotlib' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    figures = sorted(glob.glob(os.path.join(HERE, "results", "figures", "*.png")) +
+                     glob.glob(os.path.join(HERE, "results", "theory", "*.png")))
+    before = {f: open(f, "rb").read() for f in figures}
+    result = subprocess.run(["bash", os.path.join(HERE, "benchmark", "figures.sh")], capture_output=True, text=True,
+                            env={**os.environ, "PYTHON": str(fake)}, timeout=60)
+    assert result.returncode != 0 and len(figures) > 40
+    assert {f: open(f, "rb").read() for f in figures} == before
+    assert not glob.glob(os.path.join(HERE, "results", ".redraw.*"))
+
+
+def kill_after_rows(cmd, progress, rows):
+    """Start `cmd`, SIGKILL it once progress.csv has `rows` rows (or when it ends by itself)."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 120
+    while proc.poll() is None and time.time() < deadline:
+        if progress.exists() and len(progress.read_text().splitlines()) > rows:
+            break
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+
+
+@pytest.mark.parametrize("script", ["sar_ppo.py", "figar_ppo.py"])
+def test_a_run_killed_at_three_moments_and_resumed_gives_the_uninterrupted_runs_rows(tmp_path, script):
+    flags = ["--total-steps", "3072", "--num-steps", "256", "--update-epochs", "1", "--minibatch-size", "128",
+             "--checkpoint-every", "2", "--noise", "ext-force", "--noise-prob", "0.3"]  # the env's RNG matters too
+    train(script, tmp_path, *flags, name="whole")
+    cmd = [sys.executable, os.path.join(HERE, script), "--log-dir", str(tmp_path), "--run-name", "cut", *flags]
+    for rows in (1, 4, 7):  # mid-update, and past a checkpoint: rows logged after it are made again
+        kill_after_rows(cmd + ["--resume"] * (rows > 1), tmp_path / "cut" / "progress.csv", rows)
+    train(script, tmp_path, *flags, "--resume", name="cut")
+    strip = lambda rows: [{k: v for k, v in r.items() if k not in VARYING} for r in rows]  # noqa: E731
+    assert len(rows_of(tmp_path, "whole")) == 12 and strip(rows_of(tmp_path, "cut")) == strip(rows_of(tmp_path, "whole"))

@@ -97,6 +97,8 @@ def load(run):
         sar_ppo.fail(f"--run: {run} has no readable config.json and model.pt (train it with --save-model): {e}")
     if config.get("no_repeat") or config.get("method") != "SAR-PPO" or "repetition_stats" not in state:
         sar_ppo.fail(f"--run: {run} is not a plain SAR-PPO run saved with its statistics")
+    if config.get("noise") or config.get("hold_penalty"):
+        sar_ppo.fail(f"--run: {run} was trained under --noise or --hold-penalty; animate.py renders the plain task")
     return config, state
 
 

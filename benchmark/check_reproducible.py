@@ -1,6 +1,6 @@
 """Re-run the first updates of committed runs with the flags in their config.json and compare the rows
 of progress.csv with the committed ones (all columns but the three timings). Run it before committing a
-change to sar_ppo.py, figar_ppo.py or envs.py: committed results must stay reproducible from HEAD.
+change to a training script or envs.py: committed results must stay reproducible from HEAD.
 
     python benchmark/check_reproducible.py results/runs/InvertedPendulum-v5__sar__dt0.002__action__s1 --updates 3
 """
@@ -23,7 +23,8 @@ NOT_FLAGS = {"method", "dt0", "gamma_dt", "learning_rate_used", "resumed_at_deci
 
 
 def command(config, updates, log_dir):
-    script = "figar_ppo.py" if config["method"].startswith("FiGAR") else "sar_ppo.py"
+    learner = "trpo" if "TRPO" in config["method"] else "ppo"  # A2C runs are the PPO scripts' (--a2c)
+    script = f"{'figar' if config['method'].startswith('FiGAR') else 'sar'}_{learner}.py"
     flags = []
     for key, value in config.items():
         flag = "--" + key.replace("_", "-")

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Redraws every committed figure, results/figures/*.png and results/theory/*.png, from the committed runs
 # (results/runs, results/runs_1m) and CSVs (results/theory/*.csv, results/random_returns.csv): nothing is
-# trained or measured; about two minutes, most of it the safe-region rollouts. It first removes the old
-# figures, so that what it draws is exactly what is committed: on a clean clone `git status` stays clean.
+# trained or measured; about two minutes, most of it the safe-region rollouts. It draws into a new folder
+# and replaces the committed figures only once every one of them has been redrawn: a failure or an interrupt
+# leaves them as they were. On a clean clone `git status` stays clean. A committed figure that no command
+# below draws any more stops it (git rm that figure if it is meant to go).
 # Each plot.py call selects its runs by name; without --variants plot.py reads the paper's methods only.
 #   bash benchmark/figures.sh           (PYTHON=... to choose the interpreter; default: python)
 set -euo pipefail
@@ -11,10 +13,11 @@ PY=${PYTHON:-python}
 # bad input: one line, exit 2, before the old figures are removed
 [ $# -eq 0 ] || { echo "figures.sh: error: takes no arguments (PYTHON=... chooses the interpreter), got '$1'" >&2; exit 2; }
 command -v "$PY" > /dev/null || { echo "figures.sh: error: PYTHON: no interpreter '$PY'" >&2; exit 2; }
-OUT=results/figures
+NEW=$(mktemp -d results/.redraw.XXXXXX)  # beside results/: the final moves are renames
+trap 'rm -rf "$NEW"' EXIT
+OUT=$NEW/figures THEORY=$NEW/theory
+mkdir -p "$OUT" "$THEORY"
 plot() { "$PY" plot.py "$@" --out "$OUT" >/dev/null; }
-rm -f "$OUT"/*.png results/theory/*.png
-mkdir -p "$OUT"
 
 # Fig. 3 on the eight tasks, deterministic: the grid (two figures of four tasks) and the normalised final returns
 plot results/runs --only __{sar,figar,ppo}__dt{0.0005,0.001,0.002,0.008,0.01,0.02,0.04,0.05}__s --kinds grid normalised
@@ -47,14 +50,24 @@ for run in results/runs/InvertedPendulum-v5__sar-delta2-3__dt0.002__s1 results/r
   "$PY" benchmark/safe_regions.py "$run" --out "$OUT" >/dev/null
 done
 # The theory figures, from their committed CSVs (no measurement)
-"$PY" benchmark/pg_variance.py --plot-only
-"$PY" benchmark/pg_variance.py --plot-only --out results/theory/pg_variance_8_policies.csv   # the paper's 8 policies, 5 tasks
-"$PY" - <<'EOF'
+"$PY" benchmark/pg_variance.py --plot-only --figure "$THEORY/pg_variance.png"
+"$PY" benchmark/pg_variance.py --plot-only --out results/theory/pg_variance_8_policies.csv \
+  --figure "$THEORY/pg_variance_8_policies.png"   # the paper's 8 policies, 5 tasks
+"$PY" - "$THEORY" <<'EOF'
 import csv, sys
 sys.path.insert(0, "benchmark")
 import alert_then_off, exploration
 for module, name in ((alert_then_off, "alert_then_off"), (exploration, "exploration")):
     with open(f"results/theory/{name}.csv", newline="") as f:
-        module.plot_figure(list(csv.DictReader(f)), f"results/theory/{name}.png")
+        module.plot_figure(list(csv.DictReader(f)), f"{sys.argv[1]}/{name}.png")
 EOF
-ls "$OUT"/*.png results/theory/*.png | wc -l | xargs echo "figures drawn:" >&2
+# Every committed figure redrawn? Only then replace them, each by a rename.
+missing=$(cd results && for f in figures/*.png theory/*.png; do [ -e "$NEW/$f" ] || echo "$f"; done)
+if [ -n "$missing" ]; then
+  echo "figures.sh: error: not redrawn, so no figure was replaced: $(echo $missing)" >&2
+  exit 1
+fi
+rm -f results/figures/*.png results/theory/*.png
+for f in "$OUT"/*.png; do mv "$f" results/figures/; done
+for f in "$THEORY"/*.png; do mv "$f" results/theory/; done
+ls results/figures/*.png results/theory/*.png | wc -l | xargs echo "figures drawn:" >&2

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The paper's full deterministic grid: 8 envs × 4 δ × {SAR-PPO, FiGAR-C-PPO, PPO} × 8 seeds,
 # 1,000,000 decisions each (768 runs), plus Sec. 5.2's stochastic settings at δ_lowest for SAR-PPO and
-# FiGAR-C-PPO (8 envs × 3 kinds × 2 methods × 8 seeds = 384 runs). Meant for a cluster:
+# FiGAR-C-PPO (8 envs × 3 kinds × 2 methods × 8 seeds = 384 runs); the same with TRPO (Fig. 3's
+# second row: 768 + 384 runs) and A2C (App. fig:determ_a2c, 4 envs × 4 δ × 3 methods × 8 seeds = 384
+# runs): 2,688 runs. Meant for a cluster:
 #   sbatch --array=1-$(bash benchmark/full_grid.sh --list | wc -l)%200 benchmark/slurm.sh benchmark/full_grid.sh
 # Runs go to runs/full_grid (LOG_DIR=... to change it), never to results/runs, whose committed runs have
 # other budgets under the same run names.
@@ -14,16 +16,25 @@ commands() {
     for dt in lowest low middle original; do
       for seed in $SEEDS; do
         common="--env-id $env_id --dt $dt --seed $seed --log-dir $LOG_DIR --resume"
-        echo "python sar_ppo.py $common"
-        echo "python figar_ppo.py $common"
-        echo "python sar_ppo.py $common --no-repeat"
+        for learner in ppo trpo; do
+          echo "python sar_$learner.py $common"
+          echo "python figar_$learner.py $common"
+          echo "python sar_$learner.py $common --no-repeat"
+        done
+        case $env_id in InvertedPendulum-v5|InvertedDoublePendulum-v5|Hopper-v5|Swimmer-v5)
+          echo "python sar_ppo.py $common --a2c"
+          echo "python figar_ppo.py $common --a2c"
+          echo "python sar_ppo.py $common --a2c --no-repeat"
+        esac
       done
     done
     for noise in action ext-force ext-force-perceptible; do
       for seed in $SEEDS; do
         common="--env-id $env_id --dt lowest --seed $seed --noise $noise --log-dir $LOG_DIR --resume"
-        echo "python sar_ppo.py $common"
-        echo "python figar_ppo.py $common"
+        for learner in ppo trpo; do
+          echo "python sar_$learner.py $common"
+          echo "python figar_$learner.py $common"
+        done
       done
     done
   done

@@ -86,6 +86,9 @@ def main(argv=None):
             args.env_id = config["env_id"]
             plain_sar = not (config.get("no_repeat") or config["method"].startswith(("FiGAR", "λ"))
                              or config.get("delta_dims") or config.get("norm") != "l1")
+            if config.get("noise") or config.get("hold_penalty"):  # this tool rolls out the plain task only
+                sar_ppo.fail(f"--model: {args.model} was trained under --noise or --hold-penalty; this tool rolls "
+                             f"out the plain task only (benchmark/evaluate.py rolls out a run in its own setting)")
         except Exception as e:  # noqa: BLE001 - a missing, torn or foreign file: OS, zip, unpickling, JSON errors alike
             sar_ppo.fail(f"--model: {args.model} with its config.json is unreadable ({brief(e)})")
         if not plain_sar or not isinstance(state, dict) or "repetition_stats" not in state:

@@ -12,6 +12,8 @@ P3  wall time of a 1,000,000-decision SAR-PPO run on InvertedPendulum-v5 at δ_l
     from a measured run: its own time plus the remaining updates at the mean time of its last 5.
 P4  the PPO update's time per minibatch step (read off P3's progress.csv: update time minus rollout
     time) vs a bare forward + backward + Adam step of the same two networks on the same minibatch.
+P5  (--device cuda, where a GPU exists) the same minibatch step, and one decision's policy forward, on the
+    GPU vs on the CPU: why the scripts run on the CPU.
 """
 import argparse
 import csv
@@ -153,13 +155,44 @@ def p3_p4(decisions, threads, log_dir, minibatch_steps):
           f"{floor * 1e3:.2f} ms, ratio {per_minibatch / floor:.2f}x")
 
 
+def p5(device, steps=300):
+    """P5: seconds per PPO minibatch step (64 × 11 inputs, as InvertedDoublePendulum) and per one-decision policy
+    forward, on `device` and on the CPU, alternately."""
+    def timed(dev):
+        agent = sar_ppo.Agent(11, 1, repeat=True).to(dev)
+        optimizer = torch.optim.Adam(agent.parameters(), lr=1e-4, eps=1e-5)
+        x, y, one = torch.randn(64, 11, device=dev), torch.randn(64, device=dev), torch.randn(1, 11, device=dev)
+        for i in range(steps + 20):
+            if i == 20:
+                sync(dev)
+                start = time.perf_counter()
+            loss = (agent.critic(x).squeeze(1) - y).square().mean() - agent.dist(x).log_prob(x[:, :2]).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        sync(dev)
+        step, start = (time.perf_counter() - start) / steps, time.perf_counter()
+        with torch.inference_mode():
+            for _ in range(steps):
+                agent.dist(one).sample()[0].cpu().numpy()  # the rollout's round trip: to the device and back
+        return step, (time.perf_counter() - start) / steps
+    sync = lambda dev: torch.cuda.synchronize() if dev.startswith("cuda") else None  # noqa: E731
+    (gpu_step, gpu_forward), (cpu_step, cpu_forward) = timed(device), timed("cpu")
+    print(f"P5 PPO minibatch step {gpu_step * 1e3:.2f} ms on {device} vs {cpu_step * 1e3:.2f} ms on the CPU "
+          f"({gpu_step / cpu_step:.2f}x); one decision's policy forward {gpu_forward * 1e6:.0f} µs vs "
+          f"{cpu_forward * 1e6:.0f} µs ({gpu_forward / cpu_forward:.2f}x)")
+
+
 if __name__ == "__main__":
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.error = sar_ppo.fail
     p.add_argument("--quick", action="store_true", help="all four figures in under three minutes")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--only", default="1234", help="which figures, e.g. 24")
+    p.add_argument("--device", choices=["cpu", "cuda"], default="cpu", help="cuda: measure P5 only, GPU vs CPU")
     args = p.parse_args()
+    if args.device == "cuda" and not torch.cuda.is_available():
+        sar_ppo.fail("--device: no CUDA GPU here (torch.cuda.is_available() is False); the scripts run on the CPU")
     if args.threads < 1:
         sar_ppo.fail(f"--threads: must be >= 1, got {args.threads}")
     if not args.only or set(args.only) - set("1234"):
@@ -169,6 +202,9 @@ if __name__ == "__main__":
     torch.set_num_threads(args.threads)
     print(f"machine: {os.cpu_count()} cores, {open('/proc/cpuinfo').read().split('model name')[1].split(':')[1].splitlines()[0].strip()}; "
           f"torch {torch.__version__}, {args.threads} thread(s)")
+    if args.device == "cuda":
+        p5("cuda")
+        sys.exit(0)
     with tempfile.TemporaryDirectory() as log_dir:
         if "1" in args.only:
             p1(10_240 if args.quick else 51_200, 1 if args.quick else 3, args.threads, log_dir)

@@ -4,8 +4,8 @@
     bash benchmark/fig_five_tasks.sh --list | python benchmark/status.py -v     # every run
     bash benchmark/fig_five_tasks.sh --list | python benchmark/status.py --check  # exit 1 unless all finished
 
-Reads the commands on stdin (`python sar_ppo.py ...` or `python figar_ppo.py ...`, one per line, run from
-the project's folder as the figure scripts do), finds each one's run folder with the script's own flag
+Reads the commands on stdin (`python sar_ppo.py ...`, or of figar_ppo.py, sar_trpo.py, figar_trpo.py, one per
+line, run from the project's folder as the figure scripts do), finds each one's run folder with the script's own flag
 parsing, and compares the last whole row of its progress.csv with its --total-steps. An unfinished run
 can be resumed only if it has a checkpoint.pt (shown). The figure scripts call it with --check before
 drawing, so that no figure is drawn from an incomplete set of runs.
@@ -19,9 +19,11 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 import figar_ppo  # noqa: E402
+import figar_trpo  # noqa: E402
 import sar_ppo  # noqa: E402
+import sar_trpo  # noqa: E402
 
-SCRIPTS = {"sar_ppo.py": sar_ppo, "figar_ppo.py": figar_ppo}
+SCRIPTS = {"sar_ppo.py": sar_ppo, "figar_ppo.py": figar_ppo, "sar_trpo.py": sar_trpo, "figar_trpo.py": figar_trpo}
 
 
 def status(command):
@@ -32,15 +34,16 @@ def status(command):
         sar_ppo.fail(f"{e}: {command.strip()}")
     script = next((w for w in words if os.path.basename(w) in SCRIPTS), None)
     if script is None:
-        sar_ppo.fail(f"not a command of sar_ppo.py or figar_ppo.py: {command.strip()}")
-    args = SCRIPTS[os.path.basename(script)].parse_args(words[words.index(script) + 1:])
+        sar_ppo.fail(f"not a command of {', '.join(SCRIPTS)}: {command.strip()}")
+    module = SCRIPTS[os.path.basename(script)]
+    args = module.parse_args(words[words.index(script) + 1:])
     folder = os.path.join(ROOT, args.log_dir, args.run_name)
     try:
         with open(os.path.join(folder, "progress.csv"), newline="") as f:
             lines = f.read().split("\n")[:-1]  # a last line without its newline is torn
     except OSError:
         return "not started", folder, 0
-    whole = [line.split(",") for line in lines[1:] if line.count(",") == len(sar_ppo.COLUMNS) - 1]
+    whole = [line.split(",") for line in lines[1:] if line.count(",") == len(module.COLUMNS) - 1]
     decisions = int(whole[-1][0]) if whole and whole[-1][0].isdigit() else 0
     return ("finished" if decisions >= args.total_steps else "unfinished"), folder, decisions
 

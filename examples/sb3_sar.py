@@ -16,6 +16,7 @@ is plain PPO without a word. Three pieces keep it SAR:
     python examples/sb3_sar.py --env-id InvertedPendulum-v5 --dt lowest   # δ = 2 ms, via envs.make_env
 """
 import argparse
+import fcntl
 import os
 import sys
 
@@ -23,7 +24,8 @@ import numpy as np
 import torch
 from stable_baselines3 import PPO
 from stable_baselines3.common.buffers import RolloutBuffer
-from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.callbacks import BaseCallback, CallbackList
+from stable_baselines3.common.logger import Logger
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import envs  # noqa: E402
@@ -75,6 +77,25 @@ class DurationCallback(BaseCallback):
         return True
 
 
+class ProgressLine(BaseCallback):
+    """One line per SB3 update: decisions so far, the mean return of the episodes that ended in its rollout, mean w."""
+
+    def _on_rollout_start(self):
+        self.returns, self.w, self.episode_return = [], [], getattr(self, "episode_return", 0.0)
+
+    def _on_step(self):
+        info, done = self.locals["infos"][0], self.locals["dones"][0]
+        self.w.append(info["w"])
+        self.episode_return += info["undiscounted_reward"]  # in δ0-step units of reward (envs.DtEnv)
+        if done:
+            self.returns, self.episode_return = self.returns + [self.episode_return], 0.0
+        return True
+
+    def _on_rollout_end(self):
+        shown = f"{np.mean(self.returns):.1f}" if self.returns else "nan (no episode ended)"
+        print(f"decisions {self.num_timesteps:,} | return {shown} | mean w {np.mean(self.w):.2f}", flush=True)
+
+
 def make_sar_env(env_id, dt, max_t):
     """The δ-env of envs.py (γ_δ = γ^(δ/δ0) for the task's γ per δ0) inside the repetition."""
     env = envs.make_env(env_id, dt, GAMMA.get(env_id, 0.99))
@@ -91,11 +112,14 @@ def train(env_id="Pendulum-v1", dt=None, total_steps=65_536, seed=1, plain=False
     # One γ: the wrapper's γ_δ. SAR-PPO discounts decision t by γ_δ^(w_t); --plain by γ_δ per decision.
     model = PPO("MlpPolicy", sar, gamma=sar.gamma_dt, seed=seed, verbose=0,
                 rollout_buffer_class=RolloutBuffer if plain else DurationRolloutBuffer, **settings)
-    model.learn(total_steps, callback=None if plain else DurationCallback())
+    model.set_logger(Logger(None, []))  # SB3's own would make an empty SB3-<date> folder in the temporary directory
+    model.learn(total_steps, callback=CallbackList([ProgressLine()] + ([] if plain else [DurationCallback()])))
     os.makedirs(out, exist_ok=True)
-    model.save(os.path.join(out, "model.zip"))
+    model.save(os.path.join(out, "model.tmp.zip"))  # each file whole or not at all: a temporary file, then a rename
+    os.replace(os.path.join(out, "model.tmp.zip"), os.path.join(out, "model.zip"))
     stats = sar.obs_stats  # Δ's statistics (a gymnasium RunningMeanStd), not part of model.zip
-    np.savez(os.path.join(out, "delta_stats.npz"), mean=stats.mean, var=stats.var, count=stats.count)
+    np.savez(os.path.join(out, "delta_stats.tmp.npz"), mean=stats.mean, var=stats.var, count=stats.count)
+    os.replace(os.path.join(out, "delta_stats.tmp.npz"), os.path.join(out, "delta_stats.npz"))
     return model, sar
 
 
@@ -104,6 +128,9 @@ def evaluate(out, env_id="Pendulum-v1", dt=None, max_t=None, episodes=10, seed=1
     model, sar = PPO.load(os.path.join(out, "model.zip"), device="cpu"), make_sar_env(env_id, dt, max_t)
     with np.load(os.path.join(out, "delta_stats.npz")) as saved:
         sar.obs_stats.mean, sar.obs_stats.var, sar.obs_stats.count = saved["mean"], saved["var"], float(saved["count"])
+    if not (np.isfinite(sar.obs_stats.mean).all() and np.isfinite(sar.obs_stats.var).all()
+            and (sar.obs_stats.var >= 0).all() and sar.obs_stats.count > 0):
+        raise ValueError(f"{out}/delta_stats.npz: Δ's statistics are not finite, non-negative variances")
     sar.update_stats = False  # the same Δ for every episode
     returns, durations = [], []
     for episode in range(episodes):
@@ -125,7 +152,7 @@ def parse_args(argv=None):
     p.add_argument("--dt", default=None, help="δ in seconds, or a level of Table 1 for the paper's tasks "
                                               "(default: the task's own δ0)")
     p.add_argument("--total-steps", type=int, default=65_536, help="decisions to train for")
-    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--seed", type=int, default=1, help="0 to 2**32 - 1")
     p.add_argument("--max-t", type=float, default=None, help="cap on a decision's duration in seconds "
                                                              "(default: 0.05, at least 4 δ-steps)")
     p.add_argument("--plain", action="store_true", help="SB3 as is: one γ per decision, for comparison")
@@ -133,9 +160,6 @@ def parse_args(argv=None):
     p.add_argument("--out", default=None, help="folder for model.zip and delta_stats.npz "
                                                "(default: runs/sb3_sar/<env>__<sar|plain>__s<seed>)")
 
-    def error(message):  # one line, exit 2
-        print(f"sb3_sar.py: {message}", file=sys.stderr)
-        sys.exit(2)
     p.error = error
     args = p.parse_args(argv)
     try:
@@ -143,19 +167,37 @@ def parse_args(argv=None):
     except ValueError as e:  # "env_id: ..." or "dt: ..."
         name, message = str(e).split(": ", 1)
         error(f"--{name.replace('_', '-')}: {message}")
-    for name in ("total_steps", "eval_episodes"):
-        if getattr(args, name) < 1:
-            error(f"--{name.replace('_', '-')}: must be >= 1, got {getattr(args, name)}")
-    if args.max_t is not None and not args.max_t > 0:
-        error(f"--max-t: must be > 0, got {args.max_t}")
+    for name, high in (("total_steps", 10 ** 10), ("eval_episodes", 10 ** 4), ("seed", 2 ** 32 - 1)):
+        if not (name == "seed" or 1 <= getattr(args, name)) or not 0 <= getattr(args, name) <= high:
+            error(f"--{name.replace('_', '-')}: must lie in [{int(name != 'seed')}, {high}], got {getattr(args, name)}")
+    if args.max_t is not None and not 0 < args.max_t <= 1000:
+        error(f"--max-t: must lie in (0, 1000] seconds, got {args.max_t}")
     args.out = args.out or os.path.join("runs", "sb3_sar", f"{args.env_id}__{'plain' if args.plain else 'sar'}__s{args.seed}")
-    if os.path.exists(args.out) and not os.path.isdir(args.out):
-        error(f"--out: {args.out} is a file, not a folder")
     return args
+
+
+def error(message):  # bad input: one line, exit 2, nothing written
+    print(f"sb3_sar.py: error: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
+def open_out(out):
+    """--out made and locked before any training, as the training scripts treat a run folder: a folder that holds
+    a model already is never written over, and one process at a time writes a folder."""
+    if os.path.exists(os.path.join(out, "model.zip")):
+        error(f"--out: {out} holds a model.zip already; choose another --out (or remove it)")
+    try:
+        os.makedirs(out, exist_ok=True)
+        fcntl.flock(os.open(out, os.O_RDONLY), fcntl.LOCK_EX | fcntl.LOCK_NB)  # held until the process ends
+    except BlockingIOError:
+        error(f"--out: {out} is being written by another process")
+    except OSError as e:
+        error(f"--out: cannot make the folder {out} ({e.strerror})")
 
 
 def main(argv=None):
     args = parse_args(argv)
+    open_out(args.out)
     torch.set_num_threads(1)
     train(args.env_id, args.dt, args.total_steps, args.seed, args.plain, args.out, args.max_t)
     ret, w = evaluate(args.out, args.env_id, args.dt, args.max_t, args.eval_episodes)
@@ -164,4 +206,7 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except (KeyboardInterrupt, OSError, ValueError) as e:  # Ctrl-C, a full disk, damaged statistics: one line
+        sys.exit(f"sb3_sar.py: {'interrupted' if isinstance(e, KeyboardInterrupt) else e}")

@@ -1,0 +1,95 @@
+"""A saved policy in its run's own setting: the mean return of deterministic (mean-action) episodes, every
+statistic frozen, the env built exactly as the run's training script builds it (δ, the stochastic setting,
+the hold penalty, the repetition and its flags), by that script's own `make_decision_env` and `evaluate`.
+
+    python sar_ppo.py --total-steps 100000 --save-model             # any training script, with --save-model
+    python benchmark/evaluate.py runs/InvertedPendulum-v5__sar__dt0.002__s1 --episodes 10
+
+The run folder needs config.json and model.pt (or checkpoint.pt, which holds the same and more). Episode i
+starts from the env's seed --seed + 10,000 + i, as the scripts' --eval-every episodes do. Printed: each
+episode's return, then their mean. For the picture of a SAR-PPO episode,
+benchmark/animate.py renders one as a GIF.
+"""
+import argparse
+import json
+import os
+import sys
+
+import numpy as np
+import torch
+from gymnasium.wrappers.utils import RunningMeanStd
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+import figar_ppo  # noqa: E402
+import figar_trpo  # noqa: E402
+import sar_ppo  # noqa: E402
+import sar_trpo  # noqa: E402
+from sar_ppo import fail, within  # noqa: E402
+
+
+def script_of(method):
+    """The training script of a method name: FiGAR-C-TRPO → figar_trpo; an A2C run is the PPO scripts' (--a2c)."""
+    return {("FiGAR", "TRPO"): figar_trpo, ("FiGAR", ""): figar_ppo, ("", "TRPO"): sar_trpo}.get(
+        ("FiGAR" if method.startswith("FiGAR") else "", "TRPO" if "TRPO" in method else ""), sar_ppo)
+
+
+def load(run):
+    """(script module, the run's flags as the script parsed them, the saved state), or one line and exit 2."""
+    try:
+        with open(os.path.join(run, "config.json")) as f:
+            config = json.load(f)
+        module = script_of(config["method"])
+        path = next((os.path.join(run, n) for n in ("model.pt", "checkpoint.pt") if os.path.exists(os.path.join(run, n))),
+                    None)
+        if path is None:
+            raise FileNotFoundError("no model.pt or checkpoint.pt (train with --save-model)")
+        state = torch.load(path, weights_only=True)
+        args = module.parse_args(["--env-id", config["env_id"], "--dt", str(config["dt"])])  # every flag's default
+        vars(args).update({k: v for k, v in config.items() if k in vars(args)})  # then the run's own
+        state["agent"], state["obs_rms"]  # noqa: B018 - raises KeyError if missing
+    except SystemExit:
+        raise
+    except Exception as e:  # noqa: BLE001 - missing, damaged or foreign files fail in many ways, each one line here
+        fail(f"run: {run} has no readable config.json and model.pt ({type(e).__name__}: {e})")
+    return module, args, state
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.error = fail
+    p.add_argument("run", help="a run folder with config.json and model.pt (or checkpoint.pt)")
+    p.add_argument("--episodes", type=within(int, 1, 10_000), default=10, help="episodes (default 10)")
+    p.add_argument("--seed", type=within(int, 0, 2 ** 31), default=None, help="default: the run's seed")
+    flags = p.parse_args(argv)
+    module, args, state = load(flags.run)
+    args.seed = args.seed if flags.seed is None else flags.seed
+    args.eval_episodes = 1
+    env, repetition = module.make_decision_env(args)
+    agent = module.Agent(env.observation_space.shape[0], env.unwrapped.action_space.shape[0],
+                         repeat=not getattr(args, "no_repeat", False))
+    obs_rms = RunningMeanStd(shape=env.observation_space.shape)
+    try:
+        agent.load_state_dict(state["agent"])
+        sar_ppo.load_stats(obs_rms, state["obs_rms"])
+        extra = [state["repetition_stats"]] if "repetition_stats" in state else []
+        if extra:
+            sar_ppo.load_stats(repetition.obs_stats, extra[0])
+            extra = [repetition.obs_stats]
+    except (KeyError, RuntimeError) as e:
+        fail(f"run: {flags.run}'s model does not fit its config.json ({type(e).__name__})")
+    returns, seed = [], args.seed
+    for episode in range(flags.episodes):
+        args.seed = seed + episode  # evaluate() starts its episode i from seed + 10,000 + i
+        returns.append(module.evaluate(args, (env, repetition), agent, obs_rms, *extra))
+        print(f"episode {episode + 1}: return {returns[-1]:.1f}", flush=True)
+    setting = args.noise or "deterministic"
+    print(f"{args.method} on {args.env_id} at δ = {args.dt:g} s ({setting}{', hold penalty' * args.hold_penalty}): "
+          f"mean return {np.mean(returns):.1f} over {flags.episodes} deterministic episodes")
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except KeyboardInterrupt:
+        sys.exit(f"{os.path.basename(sys.argv[0])}: interrupted")
