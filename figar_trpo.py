@@ -55,7 +55,10 @@ class DurativeRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self.action_space = gym.spaces.Box(np.append(low, np.float32(-1)), np.append(high, u_high))
 
     def step(self, action):
-        a, u = action[:-1], (action[-1] + 1) / 2
+        action = np.asarray(action)
+        if action.shape != self.action_space.shape or not np.isfinite(action).all():
+            raise ValueError(f"action: needs {self.action_space.shape[0]} finite numbers, got {action!r}")
+        a, u = action[:-1], (min(max(action[-1], -1.0), self.action_space.high[-1]) + 1) / 2  # u ∈ [0, 1] unless limit_t
         steps = max(1, math.ceil(u * self.max_t / self.dt - 1e-9))  # ⌈t/δ⌉, at least one
         R, discount, k, undiscounted = 0.0, 1.0, 0, 0.0
         while True:
@@ -66,6 +69,8 @@ class DurativeRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
             k += 1
             if terminated or truncated or k >= steps:
                 break
+        if not np.isfinite(obs).all():
+            raise ValueError(f"observation: not finite, got {obs}")
         info.update(w=k, undiscounted_reward=undiscounted)
         return obs, R, terminated, truncated, info
 
@@ -76,10 +81,12 @@ def check_wrapped(env, dt, gamma_dt, max_t):
     own = lambda name, default: env.get_wrapper_attr(name) if env.has_wrapper_attr(name) else default  # noqa: E731
     dt, gamma_dt = own("dt", None) if dt is None else dt, own("gamma_dt", 0.99) if gamma_dt is None else gamma_dt
     space, box = env.observation_space, gym.spaces.Box
-    if not (isinstance(space, box) and len(space.shape) == 1 and isinstance(env.action_space, box)):
-        raise ValueError(f"env: needs a 1-D Box observation space (flatten it first) and Box actions, got {space}")
+    if not (isinstance(space, box) and len(space.shape) == 1 and isinstance(env.action_space, box)
+            and len(env.action_space.shape) == 1):
+        raise ValueError(f"env: needs 1-D Box observations and actions (flatten them first), got {space} and "
+                         f"{env.action_space}")
     for name, value, ok in [("dt", dt, dt is not None and 0 < dt < math.inf), ("gamma_dt", gamma_dt, 0 < gamma_dt <= 1),
-                            ("max_t", max_t, 0 < max_t <= math.inf)]:
+                            ("max_t", max_t, 0 < max_t <= 1e6 or max_t == math.inf)]:
         if not ok:
             raise ValueError(f"{name}: out of range, got {value}" + " (pass dt= for an env without one)" * (dt is None))
     return dt, gamma_dt, space.shape[0]
@@ -483,7 +490,7 @@ def open_run(args, learner, rng, config):
     """Lock the run folder; continue the run from its checkpoint or start it (a finished run exits 0, a bad one 2)."""
     run_dir = os.path.join(args.log_dir, args.run_name)
     progress, checkpoint = os.path.join(run_dir, "progress.csv"), os.path.join(run_dir, "checkpoint.pt")
-    if os.path.isfile(run_dir) or os.path.exists(progress) and not args.resume:
+    if os.path.isfile(run_dir) or (os.path.exists(progress) or os.path.exists(checkpoint)) and not args.resume:
         fail(f"--run-name: {run_dir} exists; pass --resume to continue it or choose another --run-name")
     try:
         os.makedirs(run_dir, exist_ok=True)

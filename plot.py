@@ -171,10 +171,11 @@ class Unfinished(ValueError):
     pass
 
 
-def check_order(steps):
-    """Rows are one per update: decision_steps must be n, 2n, 3n, … A value equal to the one before is a
-    repeated row, a smaller one a row out of order; in a rising sequence a gap is a missing row."""
-    n = steps[0]
+def check_order(steps, n=None):
+    """Rows are one per update: decision_steps must be n, 2n, 3n, … (n: the run's --num-steps, else the first
+    row's). A value equal to the one before is a repeated row, a smaller one a row out of order; in a rising
+    sequence a gap is a missing row."""
+    n = n or steps[0]
     for i in range(1, len(steps)):
         if steps[i] <= steps[i - 1]:
             what = "a repeated row" if steps[i] == steps[i - 1] else "a row out of order"
@@ -202,7 +203,7 @@ def load_run(folder, partial=False, max_steps=None, counts=None):
             raise ValueError(f"progress.csv has a torn row (line {torn[0] if torn else len(rows) + 1})")
         if not rows:
             raise ValueError("progress.csv has no rows")
-        check_order([float(r["decision_steps"]) for r in rows])
+        check_order([float(r["decision_steps"]) for r in rows], config.get("num_steps"))
         if max_steps is not None:
             rows = [r for r in rows if int(r["decision_steps"]) <= max_steps]
         if not rows:

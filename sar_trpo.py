@@ -72,6 +72,8 @@ class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
     def reset(self, **kwargs):
         obs, info = self.env.reset(**kwargs)
         self.obs = np.array(obs)  # a copy: some envs update their observation array in place
+        if not np.isfinite(self.obs).all():
+            raise ValueError(f"observation: not finite, got {self.obs}")
         if self.update_stats:
             self.obs_stats.update_from_moments(self.obs, 0.0, 1)  # one sample: mean x, var 0, count 1
         return obs, info
@@ -79,7 +81,10 @@ class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
     def step(self, action):
         if self.obs is None:
             raise RuntimeError("SafeActionRepetition: call reset() before step()")
-        a, u = (action[:-1], (action[-1] + 1) / 2) if self.repeat else (action, 0.0)
+        action = np.asarray(action)
+        if action.shape != self.action_space.shape or not np.isfinite(action).all():
+            raise ValueError(f"action: needs {self.action_space.shape[0]} finite numbers, got {action!r}")
+        a, u = (action[:-1], (min(max(action[-1], -1.0), 1.0) + 1) / 2) if self.repeat else (action, 0.0)  # u ∈ [0, 1]
         d = u * self.max_d
         # ñ(s) = (s - mean)/(sqrt(var) + 1e-3): the mean cancels; Δ weighs s - s_i with weights fixed per repetition
         dim = self.obs.shape[0] if self.delta_dims is None else len(self.delta_dims)
@@ -101,6 +106,8 @@ class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
                 distance = np.abs(obs - s_i) @ weight
             else:
                 distance = math.sqrt(np.square((obs - s_i) * weight).sum())
+            if not distance < math.inf:  # nan or inf: Δ's statistics would never recover
+                raise ValueError(f"observation: not finite, got {obs}")
             if self.lambda_dt is None:
                 if distance >= d:  # out of eq. (6)'s region; a tie Δ = d ends it, as in the authors' code
                     break
@@ -110,6 +117,8 @@ class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
             # np.mean and np.var written out: the same numbers at half the cost of obs_stats.update()
             batch = np.asarray(seen)
             mean = batch.sum(0) / k
+            if not np.isfinite(mean).all():
+                raise ValueError(f"observation: not finite, got {batch[~np.isfinite(batch).all(1)][0]}")
             self.obs_stats.update_from_moments(mean, np.square(batch - mean).sum(0) / k, k)
         self.obs = seen[-1]
         # logged as safe_radius_mean: d for SAR; for λ-SAR the threshold u of eq. (8)
@@ -123,10 +132,12 @@ def check_wrapped(env, dt, gamma_dt, max_t):
     own = lambda name, default: env.get_wrapper_attr(name) if env.has_wrapper_attr(name) else default  # noqa: E731
     dt, gamma_dt = own("dt", None) if dt is None else dt, own("gamma_dt", 0.99) if gamma_dt is None else gamma_dt
     space, box = env.observation_space, gym.spaces.Box
-    if not (isinstance(space, box) and len(space.shape) == 1 and isinstance(env.action_space, box)):
-        raise ValueError(f"env: needs a 1-D Box observation space (flatten it first) and Box actions, got {space}")
+    if not (isinstance(space, box) and len(space.shape) == 1 and isinstance(env.action_space, box)
+            and len(env.action_space.shape) == 1):
+        raise ValueError(f"env: needs 1-D Box observations and actions (flatten them first), got {space} and "
+                         f"{env.action_space}")
     for name, value, ok in [("dt", dt, dt is not None and 0 < dt < math.inf), ("gamma_dt", gamma_dt, 0 < gamma_dt <= 1),
-                            ("max_t", max_t, 0 < max_t <= math.inf)]:
+                            ("max_t", max_t, 0 < max_t <= 1e6 or max_t == math.inf)]:
         if not ok:
             raise ValueError(f"{name}: out of range, got {value}" + " (pass dt= for an env without one)" * (dt is None))
     return dt, gamma_dt, space.shape[0]
@@ -554,7 +565,7 @@ def open_run(args, learner, rng, config):
     """Lock the run folder; continue the run from its checkpoint or start it (a finished run exits 0, a bad one 2)."""
     run_dir = os.path.join(args.log_dir, args.run_name)
     progress, checkpoint = os.path.join(run_dir, "progress.csv"), os.path.join(run_dir, "checkpoint.pt")
-    if os.path.isfile(run_dir) or os.path.exists(progress) and not args.resume:
+    if os.path.isfile(run_dir) or (os.path.exists(progress) or os.path.exists(checkpoint)) and not args.resume:
         fail(f"--run-name: {run_dir} exists; pass --resume to continue it or choose another --run-name")
     try:
         os.makedirs(run_dir, exist_ok=True)

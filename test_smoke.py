@@ -2480,3 +2480,85 @@ def test_a_run_killed_at_three_moments_and_resumed_gives_the_uninterrupted_runs_
     train(script, tmp_path, *flags, "--resume", name="cut")
     strip = lambda rows: [{k: v for k, v in r.items() if k not in VARYING} for r in rows]  # noqa: E731
     assert len(rows_of(tmp_path, "whole")) == 12 and strip(rows_of(tmp_path, "cut")) == strip(rows_of(tmp_path, "whole"))
+
+
+# ---------------------------------------------------------------- the promises of every command, class by class
+def test_random_returns_refuses_the_committed_csv_reached_through_a_symlinked_folder(tmp_path, capsys):
+    import random_returns
+    committed = os.path.join(HERE, "results", "random_returns.csv")
+    before = open(committed).read()
+    (tmp_path / "link").symlink_to(os.path.join(HERE, "results"))
+    with pytest.raises(SystemExit) as exit_info:
+        random_returns.main(["--episodes", "2", "--out", str(tmp_path / "link" / "random_returns.csv")])
+    assert exit_info.value.code == 2 and "--out" in capsys.readouterr().err and open(committed).read() == before
+
+
+@pytest.mark.parametrize("script", ["sar_ppo.py", "sar_trpo.py"])
+def test_a_folder_holding_only_a_checkpoint_is_a_run_and_is_not_started_over(tmp_path, script):
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "checkpoint.pt").write_bytes(b"the run")
+    result = train(script, tmp_path, "--total-steps", "256", "--num-steps", "256", check=False)
+    assert result.returncode == 2 and "--resume" in result.stderr and result.stderr.count("\n") == 1
+    assert (tmp_path / "run" / "checkpoint.pt").read_bytes() == b"the run"
+
+
+@pytest.mark.parametrize("module", [sar_ppo, figar_ppo, sar_trpo, figar_trpo])
+def test_wrappers_check_actions_and_keep_u_in_its_range(module):
+    wrapper = getattr(module, "SafeActionRepetition", None) or module.DurativeRepetition
+    env = wrapper(gym.make("Pendulum-v1"), max_t=0.5)  # δ = 0.05 s: at most 10 δ-steps
+    env.reset(seed=0)
+    _, _, _, _, info = env.step(np.array([0.0, 5.0], np.float32))  # u_raw far above 1
+    assert info["w"] <= 10 and info.get("safe_radius", 0.0) <= 0.5
+    for bad in ([0.0, np.nan], [np.inf, 0.0], [0.0, 0.5, 0.5], [[0.0, 0.5]]):
+        with pytest.raises(ValueError, match="^action: needs 2 finite numbers"):
+            env.step(np.array(bad, np.float32))
+    with pytest.raises(ValueError, match="^env: needs 1-D Box observations and actions"):
+        wrapper(_TwoDimActions(), dt=0.01)
+    with pytest.raises(ValueError, match="^max_t:"):
+        wrapper(gym.make("Pendulum-v1"), max_t=1e308)
+
+
+class _TwoDimActions(gym.Env):
+    observation_space = gym.spaces.Box(-1.0, 1.0, (3,), np.float32)
+    action_space = gym.spaces.Box(-1.0, 1.0, (2, 2), np.float32)
+
+
+class _NanAfter(gym.Wrapper):
+    """Pendulum whose observation turns nan at step `at`."""
+
+    def __init__(self, at):
+        super().__init__(gym.make("Pendulum-v1"))
+        self.at, self.steps = at, 0
+
+    def step(self, action):
+        obs, r, terminated, truncated, info = self.env.step(action)
+        self.steps += 1
+        return (obs * np.nan if self.steps >= self.at else obs), r, terminated, truncated, info
+
+
+@pytest.mark.parametrize("module", [sar_ppo, figar_ppo])
+def test_a_non_finite_observation_is_refused_instead_of_learned_from(module):
+    wrapper = getattr(module, "SafeActionRepetition", None) or module.DurativeRepetition
+    env = wrapper(_NanAfter(at=3), max_t=0.5, dt=0.05)
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match="^observation: not finite"):
+        for _ in range(10):
+            env.step(np.array([0.0, 1.0], np.float32))  # u = 1: long repetitions
+    if module is sar_ppo:
+        assert np.isfinite(env.obs_stats.mean).all() and np.isfinite(env.obs_stats.var).all()
+
+
+def test_slurm_sh_strips_the_carriage_returns_of_a_crlf_command_list(tmp_path):
+    listing = tmp_path / "commands.txt"
+    listing.write_bytes(b"python -c \"import sys; print(repr(sys.argv[1]))\" runs\r\n")
+    result = slurm_sh([str(listing)], "1")
+    assert result.returncode == 0, result.stderr
+    assert "'runs'" in result.stdout and "\\r" not in result.stdout
+
+
+def test_plot_refuses_a_progress_csv_missing_every_other_row(tmp_path, capsys):
+    fake_run(tmp_path, "run", 100.0, rows=10, num_steps=100)
+    path = tmp_path / "run" / "progress.csv"
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join([lines[0]] + lines[2::2]) + "\n")  # rows 200, 400, …, 1000: half of them missing
+    assert plot.load_run(str(tmp_path / "run")) is None and "missing row" in capsys.readouterr().err

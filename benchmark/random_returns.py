@@ -41,7 +41,7 @@ def parse_args(argv=None):
         fail(f"--seed: must be >= 0, got {args.seed}")
     defaults = p.parse_args([])
     changed = [f"--{k}" for k in ("envs", "episodes", "seed") if getattr(args, k) != getattr(defaults, k)]
-    if changed and os.path.abspath(args.out) == os.path.abspath(DEFAULT_OUT):
+    if changed and os.path.realpath(args.out) == os.path.realpath(DEFAULT_OUT):  # a symlinked folder too
         fail(f"--out: {', '.join(changed)} differ from the defaults; give another --out than the committed "
              f"{os.path.relpath(DEFAULT_OUT)}")
     folder = os.path.dirname(os.path.abspath(args.out))

@@ -41,7 +41,7 @@ if [[ $list == *.sh ]]; then
 else
   commands=$(cat "$list")
 fi
-commands=$(grep -v '^[[:space:]]*$' <<< "$commands" || true)  # blank lines are no commands, as in run.sh
+commands=$(tr -d '\r' <<< "$commands" | grep -v '^[[:space:]]*$' || true)  # a CRLF list too; blank lines are no commands
 n=$(grep -c . <<< "$commands" || true)
 [ "$n" -gt 0 ] || refuse "$list lists no commands"
 [ ${#task} -le 9 ] && [ $((10#$task)) -ge 1 ] && [ $((10#$task)) -le "$n" ] ||
