@@ -1,0 +1,98 @@
+"""How long a list of training commands takes, from the wall times of the committed runs: the CPU-hours
+of a figure script's --list (the paper's whole grid: benchmark/full_grid.sh), and the hours on N cores.
+
+    bash benchmark/full_grid.sh --list | python benchmark/grid_hours.py --cores 16
+
+Each command's time is its --total-steps times the seconds per decision of the committed runs (results/runs,
+results/runs_1m) of the same task, method, δ and setting, averaged over their seeds. A command with no such
+run takes the nearest measured one, in this order: the same cell on another learner (TRPO or A2C from
+PPO's), then the same task and method at the nearest δ on a log scale; the counts of each are printed.
+On N cores, N runs at once each ran at --speed of one run's speed (0.91, measured with 16 runs on a
+16-core machine); nothing is trained or written.
+"""
+import argparse
+import csv
+import json
+import math
+import os
+import shlex
+import signal
+import sys
+from collections import defaultdict
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+import figar_ppo  # noqa: E402
+import figar_trpo  # noqa: E402
+import sar_ppo  # noqa: E402
+import sar_trpo  # noqa: E402
+from sar_ppo import fail, within  # noqa: E402
+
+SCRIPTS = {"sar_ppo.py": sar_ppo, "figar_ppo.py": figar_ppo, "sar_trpo.py": sar_trpo, "figar_trpo.py": figar_trpo}
+
+
+def measured(folders):
+    """{(env, method, δ, setting): [seconds per decision of each committed run]}."""
+    rates = defaultdict(list)
+    for folder in folders:
+        for run in sorted(os.listdir(folder)):
+            try:
+                with open(os.path.join(folder, run, "config.json")) as f:
+                    c = json.load(f)
+                with open(os.path.join(folder, run, "progress.csv"), newline="") as f:
+                    last = list(csv.DictReader(f))[-1]
+                rates[(c["env_id"], c["method"], c["dt"], c.get("noise"))].append(
+                    float(last["wall_time_s"]) / int(last["decision_steps"]))
+            except (OSError, ValueError, KeyError, IndexError, json.JSONDecodeError):
+                continue  # not a whole run: it measures nothing
+    return rates
+
+
+def estimate(rates, key):
+    """(seconds per decision, how it was found) for a cell, from the nearest measured one."""
+    env_id, method, dt, noise = key
+    if key in rates:
+        return sum(rates[key]) / len(rates[key]), "measured"
+    ppo = (env_id, method.replace("TRPO", "PPO").replace("A2C", "PPO"), dt, noise)
+    if ppo in rates:
+        return sum(rates[ppo]) / len(rates[ppo]), "from PPO's"
+    near = [k for k in rates if k[0] == env_id and k[1] == ppo[1] and k[3] == noise] or \
+           [k for k in rates if k[0] == env_id and k[1] == ppo[1]]
+    if not near:
+        return None, "none"
+    k = min(near, key=lambda k: abs(math.log(k[2] / dt)))
+    return sum(rates[k]) / len(rates[k]), "from the nearest δ"
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.error = fail
+    p.add_argument("--cores", type=within(int, 1, 100_000), default=16, help="runs at once (default 16)")
+    p.add_argument("--speed", type=within(float, 0.01, 1), default=0.91,
+                   help="each run's speed with --cores runs at once, as a share of one run's (default 0.91)")
+    args = p.parse_args(argv)
+    rates = measured([os.path.join(ROOT, "results", "runs"), os.path.join(ROOT, "results", "runs_1m")])
+    hours, found = 0.0, defaultdict(int)
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        words = shlex.split(line)
+        script = next((w for w in words if os.path.basename(w) in SCRIPTS), None)
+        if script is None:
+            fail(f"not a command of {', '.join(SCRIPTS)}: {line.strip()}")
+        flags = SCRIPTS[os.path.basename(script)].parse_args(words[words.index(script) + 1:])
+        rate, how = estimate(rates, (flags.env_id, flags.method, flags.dt, flags.noise))
+        if rate is None:
+            fail(f"no committed run of {flags.env_id} with {flags.method} to time: {line.strip()}")
+        hours += rate * flags.total_steps / 3600
+        found[how] += 1
+    runs = sum(found.values())
+    if not runs:
+        fail("no command on stdin (pipe a figure script's --list into it)")
+    print(f"{runs:,} runs: {hours:,.0f} CPU-hours ({', '.join(f'{n:,} {how}' for how, n in found.items())}); "
+          f"on {args.cores} cores at {args.speed:.0%} of one run's speed: {hours / args.cores / args.speed:,.1f} hours")
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    main()
