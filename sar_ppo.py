@@ -235,7 +235,9 @@ def ppo_update(agent, optimizer, batch, args, rng):
             optimizer.step()
             for name, value in [("policy_loss", pg_loss), ("value_loss", v_loss), ("entropy", entropy.mean())]:
                 logs[name].append(value.detach())
-    return {name: torch.stack(logged).mean().item() for name, logged in logs.items()}
+    # approx_kl and clip_fraction are measured before each step: A2C's single step has nothing to measure
+    return {name: "" if args.a2c and name in ("approx_kl", "clip_fraction") else torch.stack(logged).mean().item()
+            for name, logged in logs.items()}
 
 
 # ---------------------------------------------------------------- flags
@@ -329,7 +331,7 @@ def parse_args(argv=None):
     for flag, given in [("--update-epochs", args.update_epochs), ("--minibatch-size", args.minibatch_size)]:
         if args.a2c and given is not None:
             fail(f"{flag}: A2C takes one step on the whole rollout; leave {flag} out with --a2c")
-    defaults = (256, 1, None, 1.0, -1.5) if args.a2c else (2048, 10, 64, 0.95, 0.0)  # Table 4, else Table 3
+    defaults = (256, 1, None, 1.0, -1.5) if args.a2c else (2048, 10, 64, 0.95, 0.0)  # Table 4 (A2C), else Table 2 (PPO)
     for name, default in zip(("num_steps", "update_epochs", "minibatch_size", "gae_lambda", "init_logstd"), defaults):
         setattr(args, name, default if getattr(args, name) is None else getattr(args, name))
     args.minibatch_size = args.minibatch_size or args.num_steps
@@ -360,7 +362,7 @@ def parse_args(argv=None):
     else:
         args.method, slug = ("SAR-PPO", "sar") if args.lambda_dt is None else ("λ-SAR-PPO", "lambda-sar")
     if args.a2c:  # the same method on A2C
-        args.method, slug = args.method.replace("PPO", "A2C"), slug.replace("ppo", "a2c") if "ppo" in slug else slug + "-a2c"
+        args.method, slug = args.method.replace("PPO", "A2C"), (slug.replace("ppo", "a2c") if "ppo" in slug else slug + "-a2c")
     dims = ",".join(map(str, args.delta_dims or []))
     variants = [(name, part) for off_default, name, part in [  # (name, run-name part)
         (args.norm == "l2", "l2", "l2"),

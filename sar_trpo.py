@@ -28,7 +28,8 @@ import torch
 import torch.nn as nn
 from gymnasium.envs.mujoco import mujoco_env
 from gymnasium.wrappers.utils import RunningMeanStd
-from torch.distributions import Normal, kl_divergence
+from torch.distributions.kl import kl_divergence
+from torch.distributions.normal import Normal
 from torch.nn.utils import parameters_to_vector, vector_to_parameters
 
 import envs
@@ -222,7 +223,8 @@ def conjugate_gradient(matrix_vector_product, b, iters, tolerance=1e-10):
 def trpo_update(agent, optimizer, batch, args, rng):
     """TRPO's update (Schulman et al., 2015, App. C): the natural-gradient step on the surrogate E[π/π_old·A] (eq. 14)
     that keeps the mean KL(π_old‖π) ≤ max_kl, by conjugate gradient and a backtracking line search; then the value
-    function's own fit, `vf_epochs` passes of Adam on the value MSE in minibatches. Returns the update's logged means."""
+    function's own fit, `vf_epochs` passes of Adam on the value MSE in minibatches. Returns the update's logged means.
+    `optimizer` is the value function's: Table 3's "Adam, 1e-4" is the critic's; the policy moves by the natural step."""
     b_obs, b_actions, b_logprobs, b_advantages, b_returns = map(torch.as_tensor, batch)
     n = len(b_obs)
     advantages = (b_advantages - b_advantages.mean()) / (b_advantages.std() + 1e-8)  # standardised over the batch
@@ -236,9 +238,10 @@ def trpo_update(agent, optimizer, batch, args, rng):
         surrogate = (ratio * advantages).mean() + args.ent_coef * dist.entropy().sum(1).mean()
         return surrogate, kl_divergence(old, dist).sum(1).mean()
 
-    def fisher_vector_product(v):  # F·v = ∇(∇KL·v) at π_old, plus damping·v
-        kl_grad = torch.autograd.grad(surrogate_and_kl()[1], policy, create_graph=True)
-        return parameters_to_vector(torch.autograd.grad(parameters_to_vector(kl_grad) @ v, policy)) + args.cg_damping * v
+    # F·v = ∇(∇KL·v) at π_old, plus damping·v; on the whole batch (SB's trpo_mpi uses every 5th sample)
+    kl_grad = parameters_to_vector(torch.autograd.grad(surrogate_and_kl()[1], policy, create_graph=True))
+    fisher_vector_product = lambda v: parameters_to_vector(  # noqa: E731
+        torch.autograd.grad(kl_grad @ v, policy, retain_graph=True)) + args.cg_damping * v
 
     surrogate, _ = surrogate_and_kl()
     g = parameters_to_vector(torch.autograd.grad(surrogate, policy))
@@ -256,7 +259,7 @@ def trpo_update(agent, optimizer, batch, args, rng):
         else:  # no step kept the KL within bound and improved the surrogate: keep π_old
             vector_to_parameters(theta_old, policy)
             (surrogate, kl), fraction = surrogate_and_kl(), 0.0
-        entropy = old.entropy().sum(1).mean()
+        entropy = old.entropy().sum(1).mean()  # π_old's, over the rollout
 
     # the value function: its own Adam on (V(s) - GAE return)², as the authors' TRPO
     value_losses = []
@@ -269,6 +272,7 @@ def trpo_update(agent, optimizer, batch, args, rng):
             v_loss.backward()
             optimizer.step()
             value_losses.append(v_loss.detach())
+    # approx_kl: the exact mean KL of the step kept; policy_loss: minus the surrogate's gain (0 when no step is kept)
     return {"policy_loss": -surrogate.item(), "value_loss": torch.stack(value_losses).mean().item(),
             "approx_kl": kl.item(), "clip_fraction": "", "entropy": entropy.item(), "step_fraction": fraction}
 
