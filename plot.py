@@ -56,6 +56,9 @@ import matplotlib.ticker  # noqa: E402
 import numpy as np  # noqa: E402
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(ROOT, "benchmark"))
+import promises  # noqa: E402
+from promises import fail, within  # noqa: E402 - bad input: one line, exit 2
 RANDOM_RETURNS = os.path.join(ROOT, "results", "random_returns.csv")
 # Two-sided 95% Student t quantiles t(0.975, df), df = 1..30; beyond that 1.96 is within 2%.
 T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
@@ -260,9 +263,14 @@ def decisions_per_physical_second(columns):
 
 
 def run_folders(path):
-    """The run folders at or anywhere under `path`: those holding a progress.csv or config.json."""
-    found = []
-    for folder, subfolders, files in os.walk(path):
+    """The run folders at or anywhere under `path`: those holding a progress.csv or config.json. Symlinked
+    folders are followed (a run linked in from elsewhere counts), each real folder once."""
+    found, seen = [], set()
+    for folder, subfolders, files in os.walk(path, followlinks=True):
+        if os.path.realpath(folder) in seen:  # reached again through a link: a loop, or the same runs twice
+            subfolders.clear()
+            continue
+        seen.add(os.path.realpath(folder))
         if "progress.csv" in files or "config.json" in files:
             found.append(folder)
             subfolders.clear()  # a run folder holds no other run
@@ -365,12 +373,10 @@ def suptitle(fig, text, fontsize=9):
 
 
 def save(fig, path):
-    """Without the Software/date entries, so that a redraw gives the same bytes."""
-    fig.savefig(path, dpi=150, bbox_inches="tight",
-                metadata={"Software": None} if path.endswith(".png") else {"Creator": None, "Producer": None,
-                                                                           "CreationDate": None})
-    plt.close(fig)
-    return path
+    """Whole or not at all, without the Software/date entries, so that a redraw gives the same bytes."""
+    return promises.savefig(fig, path, dpi=150, bbox_inches="tight",
+                            metadata={"Software": None} if path.endswith(".png") else
+                            {"Creator": None, "Producer": None, "CreationDate": None})
 
 
 def task_curves(groups, env_id, setting, x_key, y_key, y_label, what, smooth):
@@ -503,9 +509,9 @@ def read_random_returns(path):
 
 
 def normalised_finals(groups, setting, random_returns):
-    """({env: (R*, method, δ, R_random)}, {(env, method, δ): seeds' (R − R_random) / (R* − R_random)}),
-    R* the best method's mean final return at the task's largest δ, R_random the uniform policy's mean
-    return at δ0. A task without R_random, or whose R* is not above it, is left out with a warning."""
+    """({env: (R*, method, δ, R_random, whether δ is the task's δ0)}, {(env, method, δ): seeds' (R − R_random) /
+    (R* − R_random)}), R* the best method's mean final return at the task's largest δ run (its δ0 where the
+    runs reach it), R_random the uniform policy's mean return at δ0. A task without R_random, or whose R* is not above it, is left out with a warning."""
     refs, scores = {}, {}
     for env_id in sorted({k[0] for k in groups if k[1] == setting}):
         keys = [k for k in groups if k[0] == env_id and k[1] == setting]
@@ -523,7 +529,8 @@ def normalised_finals(groups, setting, random_returns):
             print(f"warning: {env_id} ({setting}) left out of the normalised figure: best final return "
                   f"at δ = {top:g} s is {best:g}, not above R_random = {chance:g}", file=sys.stderr)
             continue
-        refs[env_id] = (best, method, top, chance)
+        dt0 = groups[(env_id, setting, method, top)][0][0].get("dt0")  # the task's own δ0, as the run recorded it
+        refs[env_id] = (best, method, top, chance, dt0 is not None and math.isclose(top, dt0))
         for k in keys:
             scores[k] = (np.array(finals(groups[k])) - chance) / (best - chance)
     return refs, scores
@@ -550,16 +557,16 @@ def normalised_figure(groups, setting, random_returns, path_note):
         draw_bars(ax, values, methods, dts)
         ax.axhline(1.0, color="gray", lw=0.8, ls="--")
         ax.axhline(0.0, color="black", lw=0.6)
-        best, method, top, chance = refs[env_id]
-        ax.set_title(f"{env_id}\nR* = {best:.0f} ({method}, δ0 = {top * 1000:g} ms), R_random = {chance:.3g}",
-                     fontsize=8)
+        best, method, top, chance, is_dt0 = refs[env_id]
+        ax.set_title(f"{env_id}\nR* = {best:.0f} ({method}, {'δ0' if is_dt0 else 'largest δ'} = {top * 1000:g} ms), "
+                     f"R_random = {chance:.3g}", fontsize=8)
         ax.tick_params(axis="x", labelsize=7)
         dt_legend(ax, dts, fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=len(dts), frameon=False)
     for row in axes:
         row[0].set_ylabel("(R − R_random) / (R* − R_random)", fontsize=8)
     runs = [r for k in groups if k[1] == setting and k[0] in refs for r in groups[k]]
     suptitle(fig, f"{learners_of(scores)}: {setting}, {budget(runs)}: final return normalised per task, (R − R_random) / (R* − R_random): "
-             f"1 = the best method's mean at δ0, 0 = a uniform random policy's mean ({path_note})\n"
+             f"1 = the best method's mean at the largest δ run (δ0), 0 = a uniform random policy's mean ({path_note})\n"
              "bars: mean over seeds; whiskers: the seeds' min–max; dots: seeds; shade and hatch: δ")
     fig.tight_layout()
     return fig, tasks
@@ -696,11 +703,6 @@ def runs_table(groups, score=final_return, what="final return"):
     return "\n".join(lines)
 
 
-def fail(message):
-    print(f"plot.py: error: {message}", file=sys.stderr)
-    sys.exit(2)
-
-
 def by_learner(groups):
     """{learner: its groups}, in the order PPO, TRPO, A2C."""
     split = defaultdict(dict)
@@ -760,9 +762,9 @@ def main(argv=None):
                    help="also read the variants (ablations, --delta-dims, …), each its own method")
     p.add_argument("--prefix", default="", help="prefix of the figure file names")
     p.add_argument("--partial", action="store_true", help="include runs that have not finished yet")
-    p.add_argument("--max-steps", type=int, default=None, metavar="N",
+    p.add_argument("--max-steps", type=within(int, 1, 10 ** 12), default=None, metavar="N",
                    help="use each run's first N decisions only (e.g. the 100k mark of a longer run)")
-    p.add_argument("--window", nargs=2, type=float, default=None, metavar=("FROM", "TO"),
+    p.add_argument("--window", nargs=2, type=within(float, 0, math.inf), default=None, metavar=("FROM", "TO"),
                    help="the tables' return: each run's mean training return over the updates whose --x lies "
                         "in [FROM, TO] (e.g. --x physical_time_s --window 8600 9200), not over its last 10%% "
                         "of decisions; every run must reach TO")
@@ -770,7 +772,7 @@ def main(argv=None):
     p.add_argument("--learner", choices=LEARNERS, help="only this learner's methods (default: each its own figures)")
     p.add_argument("--random-returns", default=RANDOM_RETURNS, metavar="CSV",
                    help="R_random per task, from benchmark/random_returns.py (default results/random_returns.csv)")
-    p.add_argument("--smooth", type=int, default=10, metavar="N",
+    p.add_argument("--smooth", type=within(int, 1, 10 ** 6), default=10, metavar="N",
                    help="the curves: at each update, each seed's mean training return over "
                         "its last N updates (the first N-1 updates: over those so far; updates with no "
                         "finished episode add nothing); 1 draws the raw curves (default 10)")
@@ -780,15 +782,7 @@ def main(argv=None):
             fail(f"{path} does not exist")
         if not os.path.isdir(path):
             fail(f"{path} is a file; give a run folder or a folder holding run folders")
-    out = os.path.abspath(args.out)
-    while not os.path.exists(out):  # the folder it will be made in
-        out = os.path.dirname(out)
-    if not os.path.isdir(out):
-        fail(f"--out: {out} is a file, not a folder")
-    if args.smooth < 1:
-        fail(f"--smooth: {args.smooth} updates; it must be 1 or more")
-    if args.max_steps is not None and args.max_steps < 1:
-        fail(f"--max-steps: {args.max_steps} decisions; it must be 1 or more")
+    promises.check_folder("--out", args.out)
     if args.window is not None and not (0 <= args.window[0] < args.window[1]):
         fail(f"--window: {args.window[0]:g} {args.window[1]:g}; it needs 0 <= FROM < TO")
     if args.window is not None and not (args.table or args.summary):
@@ -825,13 +819,13 @@ def main(argv=None):
             print(fig5_table(part))
     if args.table:
         return 0
-    os.makedirs(args.out, exist_ok=True)
-    for learner, part in learners.items():
-        for path in draw(part, args, f"{learner.lower()}_" if len(learners) > 1 else ""):
-            print(f"wrote {path}")
+    with promises.locked("--out", args.out):  # two plot.py drawing into one folder would mix their figures
+        for learner, part in learners.items():
+            for path in draw(part, args, f"{learner.lower()}_" if len(learners) > 1 else ""):
+                print(f"wrote {path}")
     return 0
 
 
 if __name__ == "__main__":
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `plot.py ... | head` ends quietly
-    sys.exit(main())
+    promises.run(main)

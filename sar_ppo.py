@@ -597,7 +597,7 @@ def open_run(args, learner, rng, config):
     return run
 
 
-def log_row(run, row, checkpoint, episode):  # the row reaches the disk before the checkpoint that holds it too
+def log_row(run, row, checkpoint, episode=None):  # the row reaches the disk before the checkpoint that holds it
     if not math.isfinite(row["policy_loss"] + row["value_loss"]):  # before it reaches a row or a checkpoint
         sys.exit(f"{os.path.basename(sys.argv[0])}: the loss diverged in update {run['counters']['update']} (not "
                  f"logged); train anew under another --run-name with smaller steps (--learning-rate, --vf-coef)")

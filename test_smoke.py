@@ -716,16 +716,18 @@ def test_plot_normalisation_puts_the_best_largest_dt_return_at_1_and_a_random_po
     for method, dt, finals in [("SAR-PPO", 0.04, (700, 900)), ("PPO", 0.04, (1000, 1000)),
                                ("SAR-PPO", 0.002, (500, 600)), ("PPO", 0.002, (100, 300))]:
         for seed, final in enumerate(finals):
-            fake_run(tmp_path, f"ip_{method}{dt}_{seed}", float(final), method=method, dt=dt, seed=seed)
+            fake_run(tmp_path, f"ip_{method}{dt}_{seed}", float(final), method=method, dt=dt, seed=seed, dt0=0.04)
+    fake_run(tmp_path, "swimmer", 20.0, dt=0.002, dt0=0.04, env_id="Swimmer-v5")  # a lone 2 ms run: not "δ0"
     for seed, (dt, final) in enumerate([(0.02, -5.0), (0.001, -4.0), (0.001, -45.0)]):  # Reacher: R* < 0
         fake_run(tmp_path, f"reacher{seed}", final, dt=dt, seed=seed, env_id="Reacher-v5")
     fake_run(tmp_path, "hopper", 10.0, dt=0.008, env_id="Hopper-v5")  # R* = R_random: no scale
     fake_run(tmp_path, "walker", 10.0, dt=0.008, env_id="Walker2d-v5")  # no R_random
-    chance = {"InvertedPendulum-v5": 0.0, "Reacher-v5": -45.0, "Hopper-v5": 10.0}
+    chance = {"InvertedPendulum-v5": 0.0, "Reacher-v5": -45.0, "Hopper-v5": 10.0, "Swimmer-v5": 0.0}
     refs, scores = plot.normalised_finals(plot.load_groups([str(tmp_path)]), "deterministic", chance)
     err = capsys.readouterr().err
     assert "Hopper-v5 (deterministic) left out" in err and "Walker2d-v5 (deterministic) left out" in err
-    assert refs == {"InvertedPendulum-v5": (1000.0, "PPO", 0.04, 0.0), "Reacher-v5": (-5.0, "SAR-PPO", 0.02, -45.0)}
+    assert refs == {"InvertedPendulum-v5": (1000.0, "PPO", 0.04, 0.0, True), "Reacher-v5": (-5.0, "SAR-PPO", 0.02, -45.0,
+                    False), "Swimmer-v5": (20.0, "SAR-PPO", 0.002, 0.0, False)}  # Reacher's runs recorded no δ0
     ip = "InvertedPendulum-v5", "deterministic"
     assert list(scores[(*ip, "SAR-PPO", 0.04)]) == pytest.approx([0.7, 0.9])
     assert list(scores[(*ip, "SAR-PPO", 0.002)]) == pytest.approx([0.5, 0.6])
@@ -2562,3 +2564,375 @@ def test_plot_refuses_a_progress_csv_missing_every_other_row(tmp_path, capsys):
     lines = path.read_text().splitlines()
     path.write_text("\n".join([lines[0]] + lines[2::2]) + "\n")  # rows 200, 400, …, 1000: half of them missing
     assert plot.load_run(str(tmp_path / "run")) is None and "missing row" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- every command, walked
+import runpy  # noqa: E402
+from unittest import mock  # noqa: E402
+
+
+def python_commands():
+    """Every Python command, found from the tree: top-level and benchmark/ scripts with a main, examples/."""
+    scripts = sorted(glob.glob(os.path.join(HERE, "*.py"))) + sorted(glob.glob(os.path.join(BENCHMARK, "*.py")))
+    return [p for p in scripts if re.search(r'^if __name__ == "__main__":', open(p).read(), re.M)] + \
+        sorted(glob.glob(os.path.join(HERE, "examples", "*.py")))
+
+
+COMMANDS = python_commands()
+SHELL_COMMANDS = sorted(glob.glob(os.path.join(BENCHMARK, "*.sh")))
+TRAINING = {"sar_ppo.py", "figar_ppo.py", "sar_trpo.py", "figar_trpo.py"}
+# The inputs a command reads from a run folder, and the arguments that make it read them (RUN: a copy of a
+# finished SAR-PPO run with its model.pt, OUT: an empty folder). plot.py and plot_rising_stochasticity.py
+# read folders of many runs: a damaged one is skipped with a warning by design.
+RUN_INPUTS = {"evaluate.py": (["RUN"], ["config.json", "model.pt"]),
+              "check_reproducible.py": (["RUN"], ["config.json", "progress.csv"]),
+              "safe_regions.py": (["RUN", "--out", "OUT"], ["config.json", "model.pt"]),
+              "animate.py": (["--run", "RUN", "--out", "OUT/a.gif"], ["config.json", "model.pt"]),
+              "same_policy_across_dt.py": (["--model", "RUN/model.pt"], ["config.json", "model.pt"])}
+
+
+class StartedWork(Exception):
+    """A case meant to be refused before any work ran on instead."""
+
+
+def run_in_process(path, argv, capsys, seconds=20):
+    """`python path argv...` in this process (imports are paid once): (exit status, stdout, stderr)."""
+    saved = {s: signal.getsignal(s) for s in (signal.SIGPIPE, signal.SIGTERM, signal.SIGINT)}
+
+    def stuck(*_):
+        raise StartedWork(f"{os.path.basename(path)} {' '.join(argv)} ran {seconds} s")
+    signal.signal(signal.SIGALRM, stuck)
+    signal.alarm(seconds)
+    try:
+        with mock.patch.object(sys, "argv", [path, *argv]):
+            runpy.run_path(path, run_name="__main__")
+        code, message = 0, ""
+    except SystemExit as e:
+        code, message = (e.code or 0, "") if e.code is None or isinstance(e.code, int) else (1, f"{e.code}\n")
+    finally:
+        signal.alarm(0)
+        for s, handler in saved.items():
+            signal.signal(s, handler)
+    out = capsys.readouterr()
+    return code, out.out, out.err + message
+
+
+class Parsed(Exception):
+    pass
+
+
+def parser_of(path):
+    """The command's argparse parser, caught at its first parse_args (None if it has none)."""
+    caught = []
+
+    def catch(self, *args, **kwargs):
+        caught.append(self)
+        raise Parsed
+    with mock.patch.object(argparse.ArgumentParser, "parse_args", catch), mock.patch.object(sys, "argv", [path]):
+        try:
+            runpy.run_path(path, run_name="__main__")
+        except (Parsed, SystemExit):
+            pass
+    return caught[0] if caught else None
+
+
+def bad_values(rule):
+    """Values outside a `within` rule, "must lie in [low, high]" or "(low, high]"."""
+    low, high = (float(x) for x in re.search(r"[\[(](.+), (.+)\]", rule).groups())
+    values = ["nan", f"{low:g}" if rule.startswith("must lie in (") else f"{low - 1:g}"]
+    above = [f"{high * 10 + 1:.0f}"] + (["inf"] if "or be inf" not in rule else [])  # --max-t inf: no cap on t
+    return values + (above if math.isfinite(high) else [])
+
+
+def numeric_flags(parser):
+    """(flag, nargs, its bad values) of each numeric flag with a range; the numeric flags without one."""
+    ranged, unranged = [], []
+    for action in parser._actions:
+        flag = max(action.option_strings, key=len, default=None)
+        if flag is None or action.type is None:
+            continue
+        if getattr(action.type, "rule", "").startswith("must lie in"):
+            ranged.append((flag, action.nargs, bad_values(action.type.rule)))
+        elif action.type in (int, float):
+            unranged.append(flag)
+    return ranged, unranged
+
+
+def positionals(parser, run):
+    return [str(run) for a in parser._actions if not a.option_strings and a.nargs not in ("?", "*")
+            and a.dest != "help"]
+
+
+def files_under(folder):
+    return {p: p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def git_status():
+    return subprocess.run(["git", "status", "--porcelain"], cwd=HERE, capture_output=True, text=True).stdout
+
+
+def one_line(code, err, status, case):
+    assert code == status and err.count("\n") == 1, f"{case}: exit {code}, stderr {err!r}"
+
+
+@pytest.mark.parametrize("path", COMMANDS, ids=[os.path.relpath(p, HERE) for p in COMMANDS])
+def test_every_command_answers_help_unknown_flags_and_bad_numbers_in_one_line(path, model_run, tmp_path, capsys,
+                                                                             monkeypatch):
+    monkeypatch.chdir(tmp_path)  # a command that started work by mistake writes here, not in the project
+    before, work = git_status(), tmp_path / "work"
+    work.mkdir()
+    code, out, _ = run_in_process(path, ["--help"], capsys)
+    assert code == 0 and out, "--help"
+    one_line(*run_in_process(path, ["--no-such-flag"], capsys)[::2], 2, "--no-such-flag")
+    parser = parser_of(path)
+    ranged, unranged = numeric_flags(parser) if parser else ([], [])
+    for flag, nargs, values in ranged:
+        for value in values:
+            argv = positionals(parser, model_run) + [flag] + [value] * (nargs if isinstance(nargs, int) else 1)
+            code, _, err = run_in_process(path, argv, capsys)
+            one_line(code, err, 2, f"{flag} {value}")
+            assert flag in err, err
+    print(f"{os.path.relpath(path, HERE)}: {len(ranged)} numeric flags with a range walked"
+          + (f"; without one (not walked): {', '.join(unranged)}" if unranged else ""))
+    if os.path.basename(path) not in TRAINING:
+        assert not unranged, f"give {', '.join(unranged)} a range (promises.within)"
+    assert files_under(work) == {} and git_status() == before
+
+
+def out_cases(parser, tmp_path):
+    """(--out value, what it is) that no command can write to, for a folder or for a file output."""
+    a_file, a_folder = tmp_path / "a_file", tmp_path / "a_folder"
+    a_file.write_bytes(b"old")
+    a_folder.mkdir()
+    out = next(a for a in parser._actions if "--out" in a.option_strings)
+    wrong = a_file if "folder" in (out.help or "").lower() else a_folder  # a file where a folder is needed, or so
+    return [(str(wrong), "the wrong kind"), (str(a_file / "x" / "y.csv"), "beneath a file"),
+            ("/proc/x/y", "in /proc")]
+
+
+@pytest.mark.parametrize("path", COMMANDS, ids=[os.path.relpath(p, HERE) for p in COMMANDS])
+def test_every_command_refuses_an_unwritable_out_and_damaged_inputs_in_one_line(path, model_run, tmp_path, capsys,
+                                                                                monkeypatch):
+    name, parser = os.path.basename(path), parser_of(path)
+    if name in TRAINING or parser is None:
+        pytest.skip(f"{name}: its flags are walked by the test above; it writes no --out of its own")
+    monkeypatch.chdir(tmp_path)
+    before = git_status()
+    walked = []
+    if any("--out" in a.option_strings for a in parser._actions):
+        for out, what in out_cases(parser, tmp_path):
+            files = files_under(tmp_path)
+            code, _, err = run_in_process(path, positionals(parser, model_run) + ["--out", out], capsys)
+            one_line(code, err, 2, f"--out {what}")
+            assert "--out" in err and files_under(tmp_path) == files, err
+            walked.append(f"--out {what}")
+        if os.geteuid() == 0:
+            print(f"{name}: an unwritable --out folder not walked: as root, chmod 555 does not stop writes")
+        else:
+            locked_folder = tmp_path / "read_only"
+            locked_folder.mkdir(mode=0o555)
+            code, _, err = run_in_process(path, positionals(parser, model_run) + ["--out", str(locked_folder / "x")],
+                                          capsys)
+            one_line(code, err, 2, "--out in a read-only folder")
+    if name in RUN_INPUTS:
+        argv, read = RUN_INPUTS[name]
+        for damaged_name in read:
+            run = tmp_path / f"damaged_{damaged_name}"
+            shutil.copytree(model_run, run)
+            (run / damaged_name).write_bytes(b"\xff\xfe not what it should be")
+            (tmp_path / f"out_{damaged_name}").mkdir()
+            files = files_under(tmp_path)
+            args = [a.replace("RUN", str(run)).replace("OUT", str(tmp_path / f"out_{damaged_name}")) for a in argv]
+            code, _, err = run_in_process(path, args, capsys)
+            one_line(code, err, 2, f"a damaged {damaged_name}")
+            assert files_under(tmp_path) == files
+            walked.append(f"a damaged {damaged_name}")
+    print(f"{name}: {', '.join(walked) or 'no --out and no run folder to damage'}")
+    assert git_status() == before
+
+
+def fake_python_recording(tmp_path):
+    """A `python` on PATH that records that it was started, and does nothing else."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "python").write_text(f'#!/bin/sh\necho "$*" >> {tmp_path / "started"}\n')
+    (bin_dir / "python").chmod(0o755)
+    return {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "PYTHON": str(bin_dir / "python")}
+
+
+@pytest.mark.parametrize("path", SHELL_COMMANDS, ids=[os.path.relpath(p, HERE) for p in SHELL_COMMANDS])
+def test_every_shell_command_refuses_a_bad_argument_in_one_line_and_starts_nothing(path, tmp_path):
+    before = git_status()
+    result = subprocess.run(["bash", path, "nonsense"], capture_output=True, text=True, timeout=30,
+                            stdin=subprocess.DEVNULL, env=fake_python_recording(tmp_path))
+    assert result.returncode != 0 and result.stderr.count("\n") == 1, result.stderr
+    assert not (tmp_path / "started").exists() and git_status() == before
+
+
+# ---- K: a full disk, simulated by a file-size limit (writes past it fail with EFBIG; Python ignores SIGXFSZ)
+def full_disk(limit=0):
+    return lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+
+SAFE_REGIONS_RUN = os.path.join(HERE, "results", "runs", "InvertedPendulum-v5__sar-delta2-3__dt0.002__s1")
+WRITERS = {  # a command's arguments (T: an empty folder), and an output it would replace there
+    "exploration": (["benchmark/exploration.py", "--walks", "10", "--out", "T/e.csv"], "e.png"),
+    "alert_then_off": (["benchmark/alert_then_off.py", "--xs", "0.2", "--episodes", "2", "--out", "T/a.csv"], "a.csv"),
+    "random_returns": (["benchmark/random_returns.py", "--envs", "InvertedPendulum-v5", "--episodes", "1",
+                        "--out", "T/r.csv"], "r.csv"),
+    "pg_variance": (["benchmark/pg_variance.py", *PG_TINY, "--out", "T/pg.csv"], "pg.csv"),
+    "safe_regions": (["benchmark/safe_regions.py", SAFE_REGIONS_RUN, "--draw", "2", "--decisions", "20", "--out", "T"],
+                     "InvertedPendulum-v5__sar-delta2-3__dt0.002__s1_safe_regions.png"),
+    "plot": (["plot.py", "T/runs", "--kinds", "bars", "--out", "T"], "InvertedPendulum-v5_deterministic_final_return.png"),
+    "animate": (["benchmark/animate.py", "--max-frames", "2", "--width", "64", "--height", "64", "--out", "T/a.gif"],
+                "a.gif"),
+    "sb3_sar": (["examples/sb3_sar.py", "--total-steps", "64", "--eval-episodes", "1", "--out", "T/run"], "run/x"),
+}
+
+
+@pytest.mark.parametrize("name", WRITERS)
+def test_a_full_disk_is_one_line_exit_1_and_keeps_the_old_file_with_no_empty_one(name, tmp_path):
+    argv, kept = WRITERS[name]
+    if name == "animate" and rendering_unavailable():
+        pytest.skip(rendering_unavailable())
+    if name == "sb3_sar":
+        pytest.importorskip("stable_baselines3")
+    fake_run(tmp_path / "runs", "run", 100.0)
+    (tmp_path / kept).parent.mkdir(exist_ok=True)
+    old = ",".join(pg_variance.COLUMNS).encode() + b"\r\n" if name == "pg_variance" else b"the old version"
+    (tmp_path / kept).write_bytes(old)
+    before, files = git_status(), files_under(tmp_path)
+    argv = [a.replace("T", str(tmp_path), 1) if a.startswith("T") else a for a in argv]
+    result = subprocess.run([sys.executable, *argv], cwd=HERE, capture_output=True, text=True, timeout=180,
+                            preexec_fn=full_disk(4096 if name == "sb3_sar" else 0))  # tempfile's probe, for SB3
+    assert result.returncode == 1 and result.stderr.count("\n") == 1, result.stderr
+    assert "File too large" in result.stderr
+    assert files_under(tmp_path) == files  # the old file whole, nothing new: no 0-byte or temporary file
+    assert git_status() == before
+
+
+def test_pg_variance_cuts_a_row_the_disk_could_not_take_off_the_csv(tmp_path, monkeypatch, one_thread):
+    out = tmp_path / "pg.csv"
+    real_write = os.write
+    monkeypatch.setattr(pg_variance.os, "write", lambda fd, data: real_write(fd, data[:7]))  # the disk fills mid-row
+    with pytest.raises(OSError):
+        pg_variance.main(PG_TINY + ["--out", str(out)])
+    assert out.read_bytes() == f"{','.join(pg_variance.COLUMNS)}\r\n".encode()  # the header, whole; no torn row
+
+
+# ---- L: tracebacks on unchecked input
+@pytest.mark.parametrize("flags,named", [(["--frame-s", "inf"], "--frame-s"), (["--out", "FOLDER.gif"], "--out"),
+                                         (["--seed", "-1"], "--seed"), (["--run", "CONFIG_LIST"], "--run")])
+def test_animate_refuses_bad_input_in_one_line_before_rendering(flags, named, model_run, tmp_path, capsys):
+    (tmp_path / "FOLDER.gif").mkdir()
+    listed = tmp_path / "listed"
+    shutil.copytree(model_run, listed)
+    (listed / "config.json").write_text("[1, 2]")  # JSON, but not a config
+    flags = [{"FOLDER.gif": str(tmp_path / "FOLDER.gif"), "CONFIG_LIST": str(listed)}.get(f, f) for f in flags]
+    exits_2_with_one_line(lambda: animate.main(flags + ["--out", str(tmp_path / "a.gif")] * (named != "--out")),
+                          named, capsys)
+    assert not (tmp_path / "a.gif").exists()
+
+
+def test_animate_with_a_bad_mujoco_gl_says_so_in_one_line(tmp_path):
+    result = script("animate.py", "--out", tmp_path / "a.gif", "--max-frames", "2",
+                    env={**os.environ, "MUJOCO_GL": "nonsense"})
+    assert result.returncode == 2 and result.stderr.count("\n") == 1 and "MUJOCO_GL" in result.stderr, result.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_sb3_recipe_interrupted_while_training_says_one_line_and_leaves_no_file(tmp_path):
+    pytest.importorskip("stable_baselines3")
+    proc = subprocess.Popen([sys.executable, os.path.join(HERE, "examples", "sb3_sar.py"), "--out", str(tmp_path / "run")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().startswith("decisions ")  # training, one update done
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and err == "sb3_sar.py: interrupted\n", err
+    assert list((tmp_path / "run").iterdir()) == []
+
+
+def test_status_refuses_an_undecodable_progress_csv_in_one_line(tmp_path, capsys, monkeypatch):
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "progress.csv").write_bytes(b"\xff\xfe")
+    monkeypatch.setattr(sys, "stdin", io.StringIO(f"python sar_ppo.py --log-dir {tmp_path} --run-name run\n"))
+    exits_2_with_one_line(lambda: status.main([]), "progress.csv", capsys)
+
+
+# ---- M: wrong or missing answers
+def test_animate_reports_a_rollout_error_as_itself_not_as_opengl(model_run, tmp_path, capsys):
+    reason = rendering_unavailable()
+    if reason:
+        pytest.skip(reason)
+    state = torch.load(model_run / "model.pt", weights_only=True)
+    state["agent"].pop(next(iter(state["agent"])))  # a model that does not fit: found once the episode starts
+    torch.save(state, model_run / "model.pt")
+    exits_2_with_one_line(lambda: animate.main(["--run", str(model_run), "--max-frames", "2", "--out",
+                                                str(tmp_path / "a.gif")]), "Missing key", capsys)
+    assert not (tmp_path / "a.gif").exists()
+
+
+@pytest.mark.parametrize("line", ["python sar_ppo.py --help", "python sar_trpo.py -h", "echo sar_ppo.py",
+                                  "python figar_ppo.py --no-such-flag"])
+def test_status_check_refuses_a_line_that_is_not_a_training_command(line, capsys, monkeypatch):
+    monkeypatch.setattr(sys, "stdin", io.StringIO(line + "\n"))
+    exits_2_with_one_line(lambda: status.main(["--check"]), line, capsys)
+
+
+def test_run_sh_runs_each_command_with_its_quotes_intact(tmp_path):
+    out = tmp_path / "said"
+    result = run_sh(["2"], f"{sys.executable} -c \"import sys; open(sys.argv[1], 'w').write('a  b')\" {out}\n")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert out.read_text() == "a  b"
+
+
+def test_plot_follows_symlinked_run_folders_each_real_folder_once(tmp_path):
+    fake_run(tmp_path / "elsewhere", "InvertedPendulum-v5__sar__dt0.002__s1", 100.0)
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "linked").symlink_to(tmp_path / "elsewhere")
+    (tmp_path / "runs" / "loop").symlink_to(tmp_path / "runs")  # a link back up: no endless walk
+    assert [os.path.basename(f) for f in plot.run_folders(str(tmp_path / "runs"))] == \
+        ["InvertedPendulum-v5__sar__dt0.002__s1"]
+
+
+def test_sb3_recipe_never_writes_over_a_model_prints_a_line_per_update_and_leaves_no_temporary_folder(
+        sb3_sar, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", None)  # gettempdir() reads TMPDIR anew
+    out = tmp_path / "run"
+    sb3_sar.main(["--total-steps", "256", "--eval-episodes", "1", "--out", str(out)])
+    printed = capsys.readouterr().out
+    assert re.search(r"^decisions [\d,]+ \| return .* \| mean w [\d.]+$", printed, re.M)  # a line per SB3 update
+    assert not list((tmp_path / "tmp").glob("SB3-*"))  # no empty SB3-<date> folder (torch may keep its own cache)
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    with pytest.raises(SystemExit) as exit_info:  # a second run into the same --out: refused before training
+        sb3_sar.main(["--total-steps", "256", "--out", str(out)])
+    assert exit_info.value.code == 2 and "--out" in capsys.readouterr().err
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+
+
+def test_sb3_recipe_refuses_saved_statistics_that_are_not_finite_variances(sb3_sar, tmp_path):
+    out = tmp_path / "run"
+    sb3_sar.train("Pendulum-v1", None, 128, seed=1, out=str(out), n_steps=128, batch_size=64, n_epochs=1)
+    with np.load(out / "delta_stats.npz") as saved:
+        mean, var, count = saved["mean"], saved["var"], saved["count"]
+    for bad_var in (var * np.nan, -np.abs(var) - 1):
+        np.savez(out / "delta_stats.npz", mean=mean, var=bad_var, count=count)
+        with pytest.raises(ValueError, match="not finite, non-negative variances"):
+            sb3_sar.evaluate(str(out), "Pendulum-v1", episodes=1)
+
+
+@pytest.mark.parametrize("setting", [{"noise": "ext-force"}, {"hold_penalty": True}])
+def test_rollout_tools_refuse_a_run_trained_under_noise_or_a_hold_penalty(model_run, setting, capsys):
+    import animate
+    import same_policy_across_dt
+    config = json.loads((model_run / "config.json").read_text())
+    (model_run / "config.json").write_text(json.dumps({**config, **setting}))
+    for call in (lambda: animate.main(["--run", str(model_run), "--out", str(model_run / "x.gif")]),
+                 lambda: same_policy_across_dt.main(["--model", str(model_run / "model.pt"), "--episodes", "1"])):
+        with pytest.raises(SystemExit) as exit_info:
+            call()
+        err = capsys.readouterr().err
+        assert exit_info.value.code == 2 and err.count("\n") == 1 and ("noise" in err or "hold-penalty" in err)
+    assert not (model_run / "x.gif").exists()

@@ -37,7 +37,9 @@ import envs  # noqa: E402
 import figar_ppo  # noqa: E402
 import plot  # noqa: E402
 import sar_ppo  # noqa: E402
-from pg_variance import check_seed, fail, output_paths, plt, save_figure, total_variance, write_rows  # noqa: E402
+import promises  # noqa: E402
+from pg_variance import plt, total_variance  # noqa: E402
+from promises import fail, save_figure, within  # noqa: E402
 
 COLUMNS = ["method", "x", "dt", "episodes", "total_variance", "ci95", "decisions_mean"]
 XS = (0.2, 0.1, 0.05, 0.02, 0.01, 0.005)
@@ -48,19 +50,14 @@ COMMITTED = os.path.join(os.path.dirname(HERE), "results", "theory", "alert_then
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.error = fail
-    p.add_argument("--xs", nargs="+", type=float, default=list(XS), help="reaction windows x in seconds; δ = x/5")
-    p.add_argument("--episodes", type=int, default=20_000, help="episodes per (method, x) (default 20,000)")
-    p.add_argument("--seed", type=int, default=1, help="seeds the episodes and the num samples (default 1)")
+    p.add_argument("--xs", nargs="+", type=within(float, 0, 1, open_low=True), default=list(XS), help="reaction windows x in seconds; δ = x/5")
+    p.add_argument("--episodes", type=within(int, 2, 10 ** 7), default=20_000, help="episodes per (method, x) (default 20,000)")
+    p.add_argument("--seed", type=promises.SEED, default=1, help="seeds the episodes and the num samples (default 1)")
     p.add_argument("--out", default=None, help="the CSV (default results/theory/alert_then_off.csv, the committed "
                                                "numbers: only with the default --xs, --episodes and --seed)")
     p.add_argument("--figure", default=None, help="default: the CSV's path with .png")
     args = p.parse_args(argv)
-    if args.episodes < 2:
-        fail(f"--episodes: must be >= 2, got {args.episodes}")
-    if not all(0 < x <= 1 for x in args.xs):
-        fail(f"--xs: each x must lie in (0, 1], got {args.xs}")
-    check_seed(args.seed)
-    args.out, args.figure = output_paths(p, args, COMMITTED, ("xs", "episodes", "seed"))
+    args.out, args.figure = promises.output_paths(p, args, COMMITTED, ("xs", "episodes", "seed"))
     return args
 
 
@@ -136,9 +133,10 @@ def main(argv=None):
             rows.append({"method": method, "x": f"{x:g}", "dt": f"{x / 5:g}", "episodes": args.episodes,
                          "total_variance": f"{variance:.5g}", "ci95": f"{ci:.3g}", "decisions_mean": f"{N.mean():.4g}"})
             print(", ".join(f"{k} {v}" for k, v in rows[-1].items()), flush=True)
-    write_rows(args.out, COLUMNS, rows)
-    plot_figure(rows, args.figure)
+    with promises.locked("--out", os.path.dirname(os.path.abspath(args.out))):  # the CSV and figure of one run
+        promises.write_rows(args.out, COLUMNS, rows)
+        plot_figure(rows, args.figure)
 
 
 if __name__ == "__main__":
-    main()
+    promises.run(main)

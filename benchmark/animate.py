@@ -34,7 +34,13 @@ from PIL import Image, ImageDraw, ImageFont  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
-import envs  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import promises  # noqa: E402
+from promises import brief, fail, within  # noqa: E402
+try:
+    import envs  # noqa: E402 - imports mujoco, which reads MUJOCO_GL
+except RuntimeError as e:  # "invalid value for environment variable MUJOCO_GL"
+    fail(f"MUJOCO_GL: {e}; use egl or osmesa")
 import sar_ppo  # noqa: E402
 
 DEFAULTS = {"run": os.path.join("results", "runs_1m", "Hopper-v5__sar__dt0.0005__s3"), "frame_s": 0.05,
@@ -93,20 +99,29 @@ def load(run):
         with open(os.path.join(run, "config.json")) as f:
             config = json.load(f)
         state = torch.load(os.path.join(run, "model.pt"), weights_only=True)
-    except (OSError, ValueError, RuntimeError) as e:
-        sar_ppo.fail(f"--run: {run} has no readable config.json and model.pt (train it with --save-model): {e}")
-    if config.get("no_repeat") or config.get("method") != "SAR-PPO" or "repetition_stats" not in state:
-        sar_ppo.fail(f"--run: {run} is not a plain SAR-PPO run saved with its statistics")
+        plain = not config.get("no_repeat") and config.get("method") == "SAR-PPO" and "repetition_stats" in state
+        for key in ("env_id", "dt", "gamma", "max_d", "max_t", "norm", "delta_dims", "norm_obs", "total_steps", "seed"):
+            config[key]  # noqa: B018 - raises KeyError if missing
+    except Exception as e:  # noqa: BLE001 - a missing, torn or foreign file: OS, JSON, zip, unpickling errors alike
+        fail(f"--run: {run} has no readable config.json and model.pt (train it with --save-model): {brief(e)}")
+    if not plain:
+        fail(f"--run: {run} is not a plain SAR-PPO run saved with its statistics")
     if config.get("noise") or config.get("hold_penalty"):
-        sar_ppo.fail(f"--run: {run} was trained under --noise or --hold-penalty; animate.py renders the plain task")
+        fail(f"--run: {run} was trained under --noise or --hold-penalty; animate.py renders the plain task")
+    if not isinstance(config["dt"], (int, float)) or not config["dt"] > 0:
+        fail(f"--run: {run}'s config.json has no δ > 0 (dt: {config['dt']!r})")
     return config, state
 
 
 def rollout(config, state, args):
     """One deterministic episode: the rendered frames (δ-step, image) and each decision's (start δ-step, w)."""
     every = round(args.frame_s / config["dt"])
-    record = RenderEvery(envs.make_env(config["env_id"], config["dt"], config["gamma"]), every,
-                         args.width, args.height, args.max_frames)
+    env = envs.make_env(config["env_id"], config["dt"], config["gamma"])
+    try:
+        record = RenderEvery(env, every, args.width, args.height, args.max_frames)
+    except Exception as e:  # noqa: BLE001 - no OpenGL context: the backends fail in many ways
+        fail(f"rendering failed with MUJOCO_GL={os.environ['MUJOCO_GL']} ({brief(e)}); "
+             "try MUJOCO_GL=osmesa, or install libegl1 / libosmesa6")
     repetition = sar_ppo.SafeActionRepetition(record, config["max_d"], config["max_t"], norm=config["norm"],
                                               delta_dims=config["delta_dims"])
     sar_ppo.load_stats(repetition.obs_stats, state["repetition_stats"])
@@ -170,55 +185,50 @@ def draw(frames, decisions, dt, args, title):
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.error = sar_ppo.fail
+    p.error = fail
     p.add_argument("--run", default=DEFAULTS["run"], help=f"an SAR-PPO run with model.pt (default {DEFAULTS['run']})")
     p.add_argument("--out", default=None,
                    help=f"the GIF to write (default {COMMITTED}; required with any non-default flag)")
-    p.add_argument("--frame-s", type=float, default=DEFAULTS["frame_s"],
+    p.add_argument("--frame-s", type=within(float, 0, 10, open_low=True), default=DEFAULTS["frame_s"],
                    help="physical seconds between frames, a multiple of the run's δ (default 0.05)")
-    p.add_argument("--slow-motion", type=float, default=DEFAULTS["slow_motion"],
+    p.add_argument("--slow-motion", type=within(float, 0, 1000, open_low=True), default=DEFAULTS["slow_motion"],
                    help="playback time per physical time (default 1: real time)")
-    p.add_argument("--max-frames", type=int, default=DEFAULTS["max_frames"], help="at most this many frames (default 300)")
-    p.add_argument("--width", type=int, default=DEFAULTS["width"], help="pixels (default 480)")
-    p.add_argument("--height", type=int, default=DEFAULTS["height"], help="pixels (default 360)")
-    p.add_argument("--seed", type=int, default=DEFAULTS["seed"], help="seed of the episode's initial state (default 0)")
-    p.add_argument("--colors", type=int, default=DEFAULTS["colors"], help="palette size per frame, 2-256 (default 64)")
+    p.add_argument("--max-frames", type=within(int, 2, 10_000), default=DEFAULTS["max_frames"], help="at most this many frames (default 300)")
+    p.add_argument("--width", type=within(int, 64, 4096), default=DEFAULTS["width"], help="pixels (default 480)")
+    p.add_argument("--height", type=within(int, 64, 4096), default=DEFAULTS["height"], help="pixels (default 360)")
+    p.add_argument("--seed", type=promises.SEED, default=DEFAULTS["seed"], help="seed of the episode's initial state (default 0)")
+    p.add_argument("--colors", type=within(int, 2, 256), default=DEFAULTS["colors"], help="palette size per frame, 2-256 (default 64)")
     args = p.parse_args(argv)
     changed = [k for k, v in DEFAULTS.items() if getattr(args, k) != v]
     if args.out is None:
         if changed:
-            sar_ppo.fail(f"--out: required with non-default --{changed[0].replace('_', '-')}; "
-                         f"{COMMITTED} is made with the defaults only")
+            fail(f"--out: required with non-default --{changed[0].replace('_', '-')}; "
+                 f"{COMMITTED} is made with the defaults only")
         args.out = os.path.join(ROOT, COMMITTED)
-    elif changed and os.path.abspath(args.out) == os.path.abspath(os.path.join(ROOT, COMMITTED)):
-        sar_ppo.fail(f"--out: {COMMITTED} is made with the defaults only; write elsewhere")
+    elif changed and promises.same_file(args.out, os.path.join(ROOT, COMMITTED)):
+        fail(f"--out: {COMMITTED} is made with the defaults only; write elsewhere")
     if not args.out.endswith(".gif"):
-        sar_ppo.fail(f"--out: must end in .gif, got {args.out}")
+        fail(f"--out: must end in .gif, got {args.out}")
     if not os.path.isdir(os.path.dirname(os.path.abspath(args.out))):
-        sar_ppo.fail(f"--out: directory {os.path.dirname(os.path.abspath(args.out))} does not exist")
-    if not (args.frame_s > 0 and args.slow_motion > 0 and args.max_frames >= 2 and 64 <= args.width <= 4096
-            and 64 <= args.height <= 4096 and 2 <= args.colors <= 256):
-        sar_ppo.fail("--frame-s and --slow-motion must be > 0, --max-frames >= 2, --width/--height in [64, 4096], "
-                     "--colors in [2, 256]")
+        fail(f"--out: directory {os.path.dirname(os.path.abspath(args.out))} does not exist")
+    promises.check_writable("--out", args.out)
     run = args.run if os.path.isabs(args.run) or os.path.isdir(args.run) else os.path.join(ROOT, args.run)
     config, state = load(run)
     dt = config["dt"]
     if abs(args.frame_s / dt - round(args.frame_s / dt)) > 1e-6 or round(args.frame_s / dt) < 1:
-        sar_ppo.fail(f"--frame-s: {args.frame_s:g} is not a multiple of the run's δ = {dt:g} s")
+        fail(f"--frame-s: {args.frame_s:g} is not a multiple of the run's δ = {dt:g} s")
     try:
         frames, decisions, episode_return, done = rollout(config, state, args)
-    except Exception as e:  # no OpenGL context: one line, not a traceback
-        sar_ppo.fail(f"rendering failed with MUJOCO_GL={os.environ['MUJOCO_GL']} ({type(e).__name__}: {e}); "
-                     "try MUJOCO_GL=osmesa, or install libegl1 / libosmesa6")
+    except Exception as e:  # noqa: BLE001 - not OpenGL (that is RenderEvery's): say what did fail
+        fail(f"--run: the episode of {run} failed ({brief(e)}); does its model.pt fit its config.json?")
     total_steps = frames[-1][0]
     title = (f"{config['method']}, {config['env_id']}, δ = {dt * 1e3:g} ms, "
              f"{config['total_steps'] / 1e6:g}M decisions, seed {config['seed']}")
     images = draw(frames, decisions, dt, args, title)
     duration = round(args.frame_s * args.slow_motion * 1000)
     palette = [im.quantize(args.colors, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE) for im in images]
-    tmp = args.out + ".tmp"
-    palette[0].save(tmp, format="GIF", save_all=True, append_images=palette[1:], duration=duration, loop=0)
-    os.replace(tmp, args.out)
+    with promises.locked("--out", os.path.dirname(os.path.abspath(args.out))), promises.replacing(args.out, binary=True) as f:
+        palette[0].save(f, format="GIF", save_all=True, append_images=palette[1:], duration=duration, loop=0)
     shown = [w for s, w in decisions if s < total_steps]
     print(f"{args.out}: {len(images)} frames, {duration} ms each ({args.slow_motion:g}× physical time), "
           f"{os.path.getsize(args.out) / 1e6:.2f} MB; {total_steps * dt:.2f} s of the episode shown, "
@@ -227,4 +237,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    promises.run(main)

@@ -14,8 +14,8 @@ import tempfile
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, HERE)
-from sar_ppo import fail  # noqa: E402
-from pg_variance import brief  # noqa: E402 - beside this script
+import promises  # noqa: E402 - beside this script
+from promises import brief, fail, within  # noqa: E402
 
 TIMINGS = {"wall_time_s", "decisions_per_s", "env_steps_per_s"}
 NOT_FLAGS = {"method", "dt0", "gamma_dt", "learning_rate_used", "resumed_at_decision_steps", "versions", "resume",
@@ -65,11 +65,9 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.error = fail
     p.add_argument("runs", nargs="+", help="committed run folders")
-    p.add_argument("--updates", type=int, default=3,
+    p.add_argument("--updates", type=within(int, 1, 10 ** 5), default=3,
                    help="updates to re-run per run (default 3; at most the rows the run has)")
     args = p.parse_args(argv)
-    if args.updates < 1:
-        fail(f"--updates: must be >= 1, got {args.updates}")
     runs = [(run, *committed(run, args.updates)) for run in args.runs]
     failed = 0
     for run, config, expected in runs:
@@ -85,4 +83,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    promises.run(main)

@@ -25,7 +25,8 @@ import figar_ppo  # noqa: E402
 import figar_trpo  # noqa: E402
 import sar_ppo  # noqa: E402
 import sar_trpo  # noqa: E402
-from sar_ppo import fail, within  # noqa: E402
+import promises  # noqa: E402
+from promises import fail, within  # noqa: E402
 
 
 def script_of(method):
@@ -89,7 +90,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except KeyboardInterrupt:
-        sys.exit(f"{os.path.basename(sys.argv[0])}: interrupted")
+    promises.run(main)

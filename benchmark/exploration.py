@@ -25,7 +25,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
 import plot  # noqa: E402
-from pg_variance import check_seed, fail, output_paths, plt, save_figure, write_rows  # noqa: E402
+import promises  # noqa: E402
+from plot import plt  # noqa: E402 - matplotlib without a display, as plot.py sets it
+from promises import fail, save_figure, within  # noqa: E402
 
 COLUMNS = ["hold_s", "dt", "N", "decisions", "p_exact", "log10_p_exact", "p_normal", "p_monte_carlo", "walks"]
 DTS = (0.5, 0.2, 0.1, 0.05, 0.02, 0.01, 5e-3, 2e-3, 1e-3, 5e-4, 2e-4, 1e-4)
@@ -36,16 +38,13 @@ COMMITTED = os.path.join(os.path.dirname(HERE), "results", "theory", "exploratio
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.error = fail
-    p.add_argument("--walks", type=int, default=20_000, help="Monte-Carlo walks per (hold, δ) (default 20,000)")
-    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--walks", type=within(int, 1, 10 ** 9), default=20_000, help="Monte-Carlo walks per (hold, δ) (default 20,000)")
+    p.add_argument("--seed", type=promises.SEED, default=1)
     p.add_argument("--out", default=None, help="the CSV (default results/theory/exploration.csv, the committed "
                                                "numbers: only with the default --walks and --seed)")
     p.add_argument("--figure", default=None, help="default: the CSV's path with .png")
     args = p.parse_args(argv)
-    if args.walks < 1:
-        fail(f"--walks: must be >= 1, got {args.walks}")
-    check_seed(args.seed)
-    args.out, args.figure = output_paths(p, args, COMMITTED, ("walks", "seed"))
+    args.out, args.figure = promises.output_paths(p, args, COMMITTED, ("walks", "seed"))
     return args
 
 
@@ -115,9 +114,10 @@ def main(argv=None):
                          "p_normal": f"{p_normal(steps):.6g}",
                          "p_monte_carlo": f"{p_monte_carlo(steps, args.walks, rng):.6g}", "walks": args.walks})
             print(", ".join(f"{k} {v}" for k, v in rows[-1].items()), flush=True)
-    write_rows(args.out, COLUMNS, rows)
-    plot_figure(rows, args.figure)
+    with promises.locked("--out", os.path.dirname(os.path.abspath(args.out))):  # the CSV and figure of one run
+        promises.write_rows(args.out, COLUMNS, rows)
+        plot_figure(rows, args.figure)
 
 
 if __name__ == "__main__":
-    main()
+    promises.run(main)

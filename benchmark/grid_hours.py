@@ -26,7 +26,7 @@ import figar_ppo  # noqa: E402
 import figar_trpo  # noqa: E402
 import sar_ppo  # noqa: E402
 import sar_trpo  # noqa: E402
-from sar_ppo import fail, within  # noqa: E402
+from promises import fail, within  # noqa: E402 - beside this script
 
 SCRIPTS = {"sar_ppo.py": sar_ppo, "figar_ppo.py": figar_ppo, "sar_trpo.py": sar_trpo, "figar_trpo.py": figar_trpo}
 

@@ -46,6 +46,7 @@ is redrawn at the end.
 """
 import argparse
 import csv
+import errno
 import io
 import math
 import multiprocessing
@@ -64,6 +65,8 @@ sys.path.insert(0, ROOT)
 import envs  # noqa: E402
 import plot  # noqa: E402
 import sar_ppo  # noqa: E402
+import promises  # noqa: E402
+from promises import fail, save_figure, within  # noqa: E402
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -78,62 +81,6 @@ GAE_LAMBDA, CLIP_COEF, GAMMA = 0.95, 0.2, 0.99
 SIDE_BY_SIDE = 10  # trajectories stepped together, one batched policy call per decision step
 
 
-def fail(message):
-    print(f"{os.path.basename(sys.argv[0])}: error: {' '.join(str(message).split())}", file=sys.stderr)
-    sys.exit(2)
-
-
-def brief(error):
-    """An exception in a few words, for a one-line message (torch's unpickling errors run to a paragraph)."""
-    text = " ".join(str(error).split())
-    return f"{type(error).__name__}: {text[:100]}{'…' if len(text) > 100 else ''}"
-
-
-def check_seed(seed):
-    if seed < 0:
-        fail(f"--seed: must be >= 0, got {seed}")
-
-
-def check_writable(flag, path):
-    """`path` can be written as a file (its folder made if need be), checked without writing anything."""
-    path = os.path.abspath(path)
-    if os.path.isdir(path):
-        fail(f"{flag}: {path} is a folder, not a file")
-    check_folder(flag, os.path.dirname(path))
-    if os.path.exists(path) and not os.access(path, os.W_OK):
-        fail(f"{flag}: {path} is not writable")
-
-
-def check_folder(flag, path):
-    """`path` is a folder or can be made as one, checked without writing anything."""
-    folder = os.path.abspath(path)
-    while not os.path.exists(folder):  # the folder it will be made in
-        folder = os.path.dirname(folder)
-    if not os.path.isdir(folder):
-        fail(f"{flag}: {folder} is a file, not a folder")
-    if not os.access(folder, os.W_OK) or os.statvfs(folder).f_flag & os.ST_RDONLY:
-        fail(f"{flag}: {folder} is not writable")
-
-
-def output_paths(parser, args, committed_csv, measured):
-    """(--out, --figure): the committed CSV and figure hold the numbers of the default parameters, so they
-    are the default only for those; other values of the `measured` flags need another --out."""
-    normal = lambda value: sorted(value) if isinstance(value, list) else value  # noqa: E731
-    changed = [f"--{name.replace('_', '-')}" for name in measured
-               if normal(getattr(args, name)) != normal(parser.get_default(name))]
-    out = args.out or committed_csv
-    figure = args.figure or os.path.splitext(out)[0] + ".png"
-    if changed:
-        committed = {os.path.realpath(committed_csv), os.path.realpath(os.path.splitext(committed_csv)[0] + ".png")}
-        for flag, path in (("--out", out), ("--figure", figure)):
-            if os.path.realpath(path) in committed:
-                fail(f"{flag}: {os.path.relpath(path)} holds the committed numbers of the default parameters; "
-                     f"with {', '.join(changed)} name another {flag}")
-    check_writable("--out", out)
-    check_writable("--figure", figure)
-    return out, figure
-
-
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.error = fail
@@ -142,12 +89,12 @@ def parse_args(argv=None):
     p.add_argument("--dts", nargs="+", default=list(envs.DT_LEVELS),
                    help="δ levels lowest|low|middle|original or seconds (default: the 4 of Table 1)")
     p.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS), help="default: all four")
-    p.add_argument("--policies", type=int, default=3, help="policy seeds 1..N (default 3; the paper: 8)")
-    p.add_argument("--burn-in", type=int, default=10, help="trajectories that warm up the statistics (default 10)")
-    p.add_argument("--trajectories", type=int, default=100, help="trajectories per estimate (default 100)")
-    p.add_argument("--max-time", type=float, default=math.inf,
+    p.add_argument("--policies", type=within(int, 1, 1000), default=3, help="policy seeds 1..N (default 3; the paper: 8)")
+    p.add_argument("--burn-in", type=within(int, 0, 10 ** 6), default=10, help="trajectories that warm up the statistics (default 10)")
+    p.add_argument("--trajectories", type=within(int, 2, 10 ** 6), default=100, help="trajectories per estimate (default 100; a variance needs two)")
+    p.add_argument("--max-time", type=within(float, 0, math.inf, open_low=True), default=math.inf,
                    help="cap on a trajectory's physical seconds, the same at every δ (default inf: to the episode's end)")
-    p.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1),
+    p.add_argument("--workers", type=within(int, 1, 256), default=min(2, os.cpu_count() or 1),
                    help="policies measured in parallel processes (default: 2, or 1 on a 1-core machine)")
     p.add_argument("--out", default=None, help="the CSV (default results/theory/pg_variance.csv, the committed "
                                                "table: only with the default parameters)")
@@ -164,15 +111,9 @@ def parse_args(argv=None):
             except ValueError as e:
                 name, _, message = str(e).partition(": ")
                 fail(f"--{'envs' if name == 'env_id' else 'dts'}: {message}")
-    checks = [("--policies", args.policies >= 1, "must be >= 1"), ("--burn-in", args.burn_in >= 0, "must be >= 0"),
-              ("--trajectories", args.trajectories >= 2, "must be >= 2 (a variance needs two)"),
-              ("--max-time", args.max_time > 0, "must be > 0"), ("--workers", args.workers >= 1, "must be >= 1")]
-    for flag, ok, message in checks:
-        if not ok:
-            fail(f"{flag}: {message}, got {getattr(args, flag[2:].replace('-', '_'))}")
     args.plot_only = args.plot_only or args.table  # both read the CSV only
     measured = () if args.plot_only else ("envs", "dts", "methods", "policies") + PARAMETERS
-    args.out, args.figure = output_paths(p, args, COMMITTED, measured)
+    args.out, args.figure = promises.output_paths(p, args, COMMITTED, measured)
     if args.plot_only and not os.path.isfile(args.out):
         fail(f"--out: no CSV at {args.out} to read (--plot-only and --table measure nothing)")
     args.parameters = parameters(vars(args))
@@ -307,23 +248,6 @@ def measure(decision_envs, learn, agent, stats, seed, kinds, burn_in, trajectori
     return {k: total_variance(v) for k, v in samples.items()}, float(np.mean(decisions)), float(np.mean(steps))
 
 
-def write_rows(path, columns, rows):
-    """A whole CSV at once (the figure scripts that are cheap enough to rerun whole)."""
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    with open(path, "w", newline="") as f:
-        writer = csv.DictWriter(f, columns)
-        writer.writeheader()
-        writer.writerows(rows)
-
-
-def save_figure(fig, title, path, bottom=0.0):
-    """`bottom`: the fraction of the figure's height kept free under the panels (for a legend)."""
-    fig.suptitle(title, fontsize=10)
-    fig.tight_layout(rect=(0, bottom, 1, 1))
-    fig.savefig(path, dpi=130, metadata={"Software": None})  # no version stamp: a redraw gives the same bytes
-    plt.close(fig)
-
-
 def read_table(path, repair=False):
     """The CSV's whole rows, checked; a torn last line (a kill mid-write) is left out, and with `repair`
     cut off the file, so that the next row starts a line of its own. A damaged CSV: one line, exit 2."""
@@ -452,14 +376,22 @@ def measure_policy(unit):
              "cpu_s": time.process_time() - cpu_start} for method in todo]
 
 
-def main(argv=None):
-    args = parse_args(argv)
-    if args.table:
-        print(growth_table(read_table(args.out)))
-        return
-    if args.plot_only:
-        plot_figure(read_table(args.out), args.figure)
-        return
+def append_row(fd, path, row):
+    """One CSV row appended whole or not at all: a failed write (a full disk) is cut off the file again, so
+    that the CSV keeps only whole rows and the next run measures that one again."""
+    line = io.StringIO()
+    csv.DictWriter(line, COLUMNS, extrasaction="ignore").writerow(row)
+    data, size = line.getvalue().encode(), os.fstat(fd).st_size
+    try:
+        if os.write(fd, data) != len(data):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), path)
+    except OSError:
+        os.ftruncate(fd, size)
+        raise
+
+
+def measure_all(args):
+    """Measures every row the CSV lacks, appending each as it comes."""
     done = {key(r["env_id"], r["dt"], r["method"], r["policy_seed"]) for r in read_table(args.out, repair=True)}
     units = []  # one per policy: VPG and PPO share the plain policy's trajectories, SAR-VPG and SAR-PPO the SAR one's
     for env_id, dt in args.cells:
@@ -469,34 +401,42 @@ def main(argv=None):
                 if todo:
                     units.append((env_id, dt, sar, seed, todo, args))
     units.sort(key=lambda unit: unit[1])  # smallest δ first: the longest trajectories, for an even split over workers
-    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    fresh = not os.path.exists(args.out) or os.path.getsize(args.out) == 0
+    if not os.path.exists(args.out) or os.path.getsize(args.out) == 0:
+        promises.write_rows(args.out, COLUMNS, [])  # the header, whole
     workers = min(args.workers, len(units))
     pool = multiprocessing.get_context("spawn").Pool(workers) if workers > 1 else None
     if pool:
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so that `finally` stops the workers on a kill too
-    cpu_total = 0.0
+    cpu_total, fd = 0.0, os.open(args.out, os.O_WRONLY | os.O_APPEND)
     try:
-        with open(args.out, "a", newline="") as f:
-            writer = csv.DictWriter(f, COLUMNS, extrasaction="ignore")
-            if fresh:
-                writer.writeheader()
-            for rows in pool.imap_unordered(measure_policy, units) if pool else map(measure_policy, units):
-                cpu_total += rows[0]["cpu_s"]
-                for row in rows:  # in the order the policies finish, each row flushed at once
-                    writer.writerow(row)
-                    f.flush()
-                    print(f"{row['env_id']} δ={row['dt']} {row['method']} seed {row['policy_seed']}: "
-                          f"tr V = {float(row['total_variance']):.4g}, {row['decisions_mean']} decisions, "
-                          f"{row['delta_steps_mean']} δ-steps, {row['wall_time_s']} s ({cpu_total:.0f} s CPU so far)",
-                          flush=True)
+        for rows in pool.imap_unordered(measure_policy, units) if pool else map(measure_policy, units):
+            cpu_total += rows[0]["cpu_s"]
+            for row in rows:  # in the order the policies finish, each row on disk at once
+                append_row(fd, args.out, row)
+                print(f"{row['env_id']} δ={row['dt']} {row['method']} seed {row['policy_seed']}: "
+                      f"tr V = {float(row['total_variance']):.4g}, {row['decisions_mean']} decisions, "
+                      f"{row['delta_steps_mean']} δ-steps, {row['wall_time_s']} s ({cpu_total:.0f} s CPU so far)",
+                      flush=True)
     finally:  # an error, Ctrl-C or a kill stops the workers too; after a full pass they are idle
+        os.close(fd)
         if pool:
             pool.terminate()
-    plot_figure(read_table(args.out), args.figure)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    if args.table:
+        print(growth_table(read_table(args.out)))
+        return
+    if args.plot_only:
+        plot_figure(read_table(args.out), args.figure)
+        return
+    with promises.locked("--out", os.path.dirname(os.path.abspath(args.out))):  # one process appends to a CSV
+        measure_all(args)
+        plot_figure(read_table(args.out), args.figure)
 
 
 if __name__ == "__main__":
     if "--table" in sys.argv[1:]:
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `--table | head` ends quietly; measuring keeps Python's default
-    main()
+    promises.run(main)

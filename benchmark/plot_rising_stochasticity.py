@@ -16,7 +16,9 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 import plot  # noqa: E402
-from pg_variance import check_folder, fail, plt, save_figure  # noqa: E402
+import promises  # noqa: E402
+from plot import plt  # noqa: E402
+from promises import check_folder, fail, save_figure  # noqa: E402
 
 NORMALISED = {"SAR-PPO": ("safe_radius_mean", "max_d", "d / d_max"),
               "FiGAR-C-PPO": ("action_duration_mean_s", "max_t", "t / t_max")}
@@ -83,11 +85,11 @@ def main(argv=None):
         ax.set_ylabel(label)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
-    os.makedirs(args.out, exist_ok=True)
     path = os.path.join(args.out, "ip_rising_stochasticity.png")
-    save_figure(fig, f"InvertedPendulum-v5, δ = 2 ms, external forces, {plot.budget([r for k, v in groups.items() if selected(*k) for r in v])}: App. E (mean; whiskers: the seeds' min–max; dots: seeds)", path)
+    with promises.locked("--out", args.out):
+        save_figure(fig, f"InvertedPendulum-v5, δ = 2 ms, external forces, {plot.budget([r for k, v in groups.items() if selected(*k) for r in v])}: App. E (mean; whiskers: the seeds' min–max; dots: seeds)", path)
     print(f"wrote {path}")
 
 
 if __name__ == "__main__":
-    main()
+    promises.run(main)

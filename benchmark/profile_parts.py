@@ -21,6 +21,8 @@ import torch.nn as nn
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import envs  # noqa: E402
 import sar_ppo  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import promises  # noqa: E402
 
 torch.set_num_threads(1)
 
@@ -153,10 +155,14 @@ def part3(rounds=15, steps=60):
           + ", ".join(f"{k} {np.median(v):.2f}" for k, v in times.items()))
 
 
-if __name__ == "__main__":
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.error = sar_ppo.fail  # it takes no arguments: any is one line, exit 2
-    parser.parse_args()
+    parser.error = promises.fail  # it takes no arguments: any is one line, exit 2
+    parser.parse_args(argv)
     part1()
     part2()
     part3()
+
+
+if __name__ == "__main__":
+    promises.run(main)

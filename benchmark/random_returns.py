@@ -9,7 +9,6 @@ the training logs' return_mean. Episode k is reset with seed --seed·1,000,000 +
 from numpy's generator seeded with --seed: the defaults re-make the committed CSV row for row.
 """
 import argparse
-import csv
 import os
 import sys
 
@@ -18,7 +17,8 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 import envs  # noqa: E402
-from sar_ppo import fail  # noqa: E402
+import promises  # noqa: E402
+from promises import fail, within  # noqa: E402
 
 COLUMNS = ["env_id", "dt", "episodes", "seed", "return_mean", "return_std", "return_min", "return_max"]
 DEFAULT_OUT = os.path.join(ROOT, "results", "random_returns.csv")
@@ -28,25 +28,22 @@ def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.error = fail
     p.add_argument("--envs", nargs="+", default=list(envs.DT_TABLE), help="tasks (default: all 8 of Table 1)")
-    p.add_argument("--episodes", type=int, default=100, help="episodes per task (default 100)")
-    p.add_argument("--seed", type=int, default=1, help="seeds the episodes and the actions (default 1)")
+    p.add_argument("--episodes", type=within(int, 1, 10 ** 6), default=100, help="episodes per task (default 100)")
+    p.add_argument("--seed", type=within(int, 0, 2 ** 31 - 1), default=1, help="seeds the episodes and the actions (default 1)")
     p.add_argument("--out", default=DEFAULT_OUT, help="the CSV (default results/random_returns.csv)")
     args = p.parse_args(argv)
     for env_id in args.envs:
         if env_id not in envs.DT_TABLE:
             fail(f"--envs: unknown environment {env_id!r}; choose from {', '.join(envs.DT_TABLE)}")
-    if args.episodes < 1:
-        fail(f"--episodes: must be >= 1, got {args.episodes}")
-    if args.seed < 0:
-        fail(f"--seed: must be >= 0, got {args.seed}")
     defaults = p.parse_args([])
     changed = [f"--{k}" for k in ("envs", "episodes", "seed") if getattr(args, k) != getattr(defaults, k)]
-    if changed and os.path.realpath(args.out) == os.path.realpath(DEFAULT_OUT):  # a symlinked folder too
+    if changed and promises.same_file(args.out, DEFAULT_OUT):  # a symlinked folder too
         fail(f"--out: {', '.join(changed)} differ from the defaults; give another --out than the committed "
              f"{os.path.relpath(DEFAULT_OUT)}")
     folder = os.path.dirname(os.path.abspath(args.out))
-    if os.path.isdir(args.out) or not (os.path.isdir(folder) and os.access(folder, os.W_OK)):
-        fail(f"--out: {args.out} must be a file in an existing writable folder")
+    if os.path.isdir(args.out) or not os.path.isdir(folder):
+        fail(f"--out: {args.out} must be a file in an existing folder")
+    promises.check_writable("--out", args.out)
     return args
 
 
@@ -75,14 +72,10 @@ def main(argv=None):
                      "seed": args.seed, "return_mean": f"{r.mean():.6g}", "return_std": f"{r.std(ddof=1) if len(r) > 1 else 0:.6g}",
                      "return_min": f"{r.min():.6g}", "return_max": f"{r.max():.6g}"})
         print(", ".join(f"{k} {v}" for k, v in rows[-1].items()), flush=True)
-    temporary = args.out + ".tmp"  # whole or not at all: an interrupted run leaves the old CSV
-    with open(temporary, "w", newline="") as f:
-        writer = csv.DictWriter(f, COLUMNS)
-        writer.writeheader()
-        writer.writerows(rows)
-    os.replace(temporary, args.out)
+    with promises.locked("--out", os.path.dirname(os.path.abspath(args.out))):
+        promises.write_rows(args.out, COLUMNS, rows)  # whole or not at all: an interrupted run leaves the old CSV
     print(f"wrote {args.out}")
 
 
 if __name__ == "__main__":
-    main()
+    promises.run(main)

@@ -2,7 +2,8 @@
 # Runs the commands of a figure script (one per line on stdin) with N parallel workers (N >= 1).
 # Every command carries --resume, so running a figure script again continues unfinished runs
 # and skips finished ones. Console output is discarded: each run logs to its progress.csv.
-# Exits 1 when any command failed, so that a figure script draws no figure after it.
+# Exits 1 when any command failed, so that a figure script draws no figure after it. Each line reaches
+# the shell as written, quotes and all: xargs gets it as one NUL-ended item, `sh -c` evaluates it.
 #   bash benchmark/run.sh 2 < <(bash benchmark/ip_sar_vs_ppo.sh --list)
 set -euo pipefail
 workers=${1:-2}
@@ -10,6 +11,6 @@ if ! [[ "$workers" =~ ^[0-9]+$ ]] || [ "$workers" -lt 1 ]; then
   echo "run.sh: error: workers: must be a whole number >= 1, got '$workers'" >&2
   exit 2
 fi
-{ grep -v '^\s*$' || true; } | OMP_NUM_THREADS=1 xargs -P "$workers" -I CMD sh -c \
-  'echo "start: CMD"; if CMD > /dev/null 2>&1; then echo "done:  CMD"; else echo "FAILED: CMD"; exit 1; fi' \
+{ grep -v '^\s*$' || true; } | tr '\n' '\0' | OMP_NUM_THREADS=1 xargs -0 -n 1 -P "$workers" sh -c \
+  'echo "start: $1"; if eval "$1" > /dev/null 2>&1; then echo "done:  $1"; else echo "FAILED: $1"; exit 1; fi' sh \
   || { echo "run.sh: some commands FAILED (see above)" >&2; exit 1; }

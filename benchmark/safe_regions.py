@@ -27,7 +27,9 @@ sys.path.insert(0, ROOT)
 import envs  # noqa: E402
 import sar_ppo  # noqa: E402
 import plot  # noqa: E402
-from pg_variance import brief, check_folder, check_seed, fail, plt, save_figure  # noqa: E402
+import promises  # noqa: E402
+from plot import plt  # noqa: E402
+from promises import brief, check_folder, fail, save_figure, within  # noqa: E402
 
 # Gymnasium's names of the observation dims, for the axes; other tasks: "observation dim k"
 OBS_NAMES = {"InvertedPendulum-v5": ["cart position (m)", "pole angle (rad)", "cart velocity (m/s)",
@@ -126,6 +128,18 @@ def radius_against_speed(decisions, dims, scale):
         np.array([dec["force"] for dec in decisions])
 
 
+def draw_radius(speed, d, bins, title, path):
+    fig, ax = plt.subplots(figsize=(7, 4.8))
+    ax.scatter(speed, d, s=1, alpha=0.2, color=plot.method_color("SAR-PPO"), label="decisions")
+    ax.plot([speed[bins == b].mean() for b in range(10)], [d[bins == b].mean() for b in range(10)], "o-",
+            color="black", label="mean per speed decile")
+    ax.set_xlabel("speed at the decision's start (L1 of the drawn dims, Δ's units)")
+    ax.set_ylabel("chosen radius d")
+    ax.legend(fontsize=7)
+    ax.grid(alpha=0.3)
+    save_figure(fig, title, path)
+
+
 def spearman(x, y):
     rank = lambda v: np.argsort(np.argsort(v))  # noqa: E731 - ties are rare for continuous values
     return float(np.corrcoef(rank(x), rank(y))[0, 1])
@@ -137,14 +151,11 @@ def main(argv=None):
     p.add_argument("run", help="a SAR-PPO run folder trained with --delta-dims, with its checkpoint.pt")
     p.add_argument("--dims", type=lambda text: [int(i) for i in text.split(",")], default=None,
                    help="the two dims to draw, e.g. 2,3 (default: the run's --delta-dims)")
-    p.add_argument("--draw", type=int, default=40, help="decisions drawn in the picture (default 40)")
-    p.add_argument("--decisions", type=int, default=20_000, help="decisions of the long rollout (default 20,000)")
-    p.add_argument("--seed", type=int, default=1, help="seed of the rollouts' episodes (default 1)")
+    p.add_argument("--draw", type=within(int, 1, 10_000), default=40, help="decisions drawn in the picture (default 40)")
+    p.add_argument("--decisions", type=within(int, 10, 10 ** 7), default=20_000, help="decisions of the long rollout (default 20,000)")
+    p.add_argument("--seed", type=within(int, 0, 2 ** 31 - 2), default=1, help="seed of the rollouts' episodes (default 1)")
     p.add_argument("--out", default=os.path.join(ROOT, "results", "figures"), help="folder of the figures")
     args = p.parse_args(argv)
-    if args.draw < 1 or args.decisions < 10:
-        fail("--draw must be >= 1 and --decisions >= 10")
-    check_seed(args.seed)
     check_folder("--out", args.out)
     config, env, record, repetition, policy = load(args.run)
     dims = args.dims or config["delta_dims"][:2]
@@ -152,35 +163,24 @@ def main(argv=None):
         fail(f"--dims: two of the run's --delta-dims {config['delta_dims']}, got {dims}")
     scale = np.sqrt(repetition.obs_stats.var[dims]) + 1e-3  # Δ's unit along each drawn dim
     name = os.path.basename(os.path.normpath(args.run))
-    os.makedirs(args.out, exist_ok=True)
     setting = config["noise"] or "deterministic"
-
     shown = rollout(env, record, policy, args.draw, args.seed)
-    draw_regions(shown, dims, scale, f"{config['method']} on {config['env_id']}, δ = {config['dt']:g} s, {setting}\n"
-                 f"trained {config['total_steps']:,} decisions; the safe regions of {args.draw} decisions:\n"
-                 f"circle = a repetition's start, rhombus = its safe "
-                 f"region (colour: d), red = an external force acts", os.path.join(args.out, f"{name}_safe_regions.png"),
-                 config["max_d"], config["env_id"])
-
     speed, d, w, force = radius_against_speed(rollout(env, record, policy, args.decisions, args.seed + 1), dims, scale)
     edges = np.quantile(speed, np.linspace(0, 1, 11))
     bins = np.clip(np.searchsorted(edges, speed, side="right") - 1, 0, 9)
-    fig, ax = plt.subplots(figsize=(7, 4.8))
-    ax.scatter(speed, d, s=1, alpha=0.2, color=plot.method_color("SAR-PPO"), label="decisions")
-    ax.plot([speed[bins == b].mean() for b in range(10)], [d[bins == b].mean() for b in range(10)], "o-",
-            color="black", label="mean per speed decile")
-    ax.set_xlabel("speed at the decision's start (L1 of the drawn dims, Δ's units)")
-    ax.set_ylabel("chosen radius d")
-    ax.legend(fontsize=7)
-    ax.grid(alpha=0.3)
     rho = spearman(speed, d)
-    save_figure(fig, f"{config['method']} on {config['env_id']},\nδ = {config['dt']:g} s, {setting}, trained "
-                f"{config['total_steps']:,} decisions:\nd against speed over {args.decisions:,} decisions "
-                f"(Spearman ρ = {rho:.2f})", os.path.join(args.out, f"{name}_radius_vs_speed.png"))
+    with promises.locked("--out", args.out):  # both figures of one process
+        draw_regions(shown, dims, scale, f"{config['method']} on {config['env_id']}, δ = {config['dt']:g} s, {setting}\n"
+                     f"trained {config['total_steps']:,} decisions; the safe regions of {args.draw} decisions:\n"
+                     f"circle = a repetition's start, rhombus = its safe region (colour: d), red = an external force "
+                     f"acts", os.path.join(args.out, f"{name}_safe_regions.png"), config["max_d"], config["env_id"])
+        draw_radius(speed, d, bins, f"{config['method']} on {config['env_id']},\nδ = {config['dt']:g} s, {setting}, "
+                    f"trained {config['total_steps']:,} decisions:\nd against speed over {args.decisions:,} decisions "
+                    f"(Spearman ρ = {rho:.2f})", os.path.join(args.out, f"{name}_radius_vs_speed.png"))
     pushed = f"with a force {w[force].mean():.2f} δ-steps ({force.sum()} decisions), without " if force.any() else ""
     print(f"{name}: Spearman ρ(speed, d) = {rho:.3f} over {args.decisions:,} decisions; mean d in the slowest "
           f"decile {d[bins == 0].mean():.3f}, in the fastest {d[bins == 9].mean():.3f}; mean w {pushed}{w[~force].mean():.2f}")
 
 
 if __name__ == "__main__":
-    main()
+    promises.run(main)

@@ -26,7 +26,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 import envs  # noqa: E402
 import sar_ppo  # noqa: E402
-from pg_variance import brief  # noqa: E402
+import promises  # noqa: E402
+from promises import brief, within  # noqa: E402
 
 
 def measure(env_id, dt, agent, state, args):
@@ -68,15 +69,11 @@ def main(argv=None):
     p.add_argument("--dts", nargs="+", default=["lowest", "original"], help="δ levels or seconds (default lowest original)")
     p.add_argument("--model", default=None,
                    help="a run's model.pt, or its checkpoint.pt while it runs (default: an untrained policy)")
-    p.add_argument("--seed", type=int, default=1, help="torch seed of the untrained policy and of the episodes (default 1)")
-    p.add_argument("--burn-in", type=int, default=10, help="episodes that warm an untrained policy's statistics up (default 10)")
-    p.add_argument("--episodes", type=int, default=50, help="episodes measured per δ (default 50)")
+    p.add_argument("--seed", type=within(int, 0, 2 ** 31 - 1), default=1, help="torch seed of the untrained policy and of the episodes (default 1)")
+    p.add_argument("--burn-in", type=within(int, 0, 10 ** 5), default=10, help="episodes that warm an untrained policy's statistics up (default 10)")
+    p.add_argument("--episodes", type=within(int, 1, 10 ** 5), default=50, help="episodes measured per δ (default 50)")
     p.add_argument("--deterministic", action="store_true", help="act with the mean action")
     args = p.parse_args(argv)
-    if args.episodes < 1 or args.burn_in < 0:
-        sar_ppo.fail("--episodes must be >= 1 and --burn-in >= 0")
-    if args.seed < 0:
-        sar_ppo.fail(f"--seed: must be >= 0, got {args.seed}")
     state, config = None, {"max_d": 0.5, "max_t": 0.05}
     if args.model:
         try:
@@ -128,4 +125,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    promises.run(main)

@@ -34,6 +34,8 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 import envs  # noqa: E402
 import sar_ppo  # noqa: E402
+import promises  # noqa: E402 - beside this script
+from promises import fail, within  # noqa: E402
 
 SB3_SCRIPT = """
 import sys, time, torch, gymnasium as gym
@@ -183,28 +185,26 @@ def p5(device, steps=300):
           f"{cpu_forward * 1e6:.0f} µs ({gpu_forward / cpu_forward:.2f}x)")
 
 
-if __name__ == "__main__":
+def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.error = sar_ppo.fail
+    p.error = fail
     p.add_argument("--quick", action="store_true", help="all four figures in under three minutes")
-    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--threads", type=within(int, 1, 256), default=1)
     p.add_argument("--only", default="1234", help="which figures, e.g. 24")
     p.add_argument("--device", choices=["cpu", "cuda"], default="cpu", help="cuda: measure P5 only, GPU vs CPU")
-    args = p.parse_args()
+    args = p.parse_args(argv)
     if args.device == "cuda" and not torch.cuda.is_available():
-        sar_ppo.fail("--device: no CUDA GPU here (torch.cuda.is_available() is False); the scripts run on the CPU")
-    if args.threads < 1:
-        sar_ppo.fail(f"--threads: must be >= 1, got {args.threads}")
+        fail("--device: no CUDA GPU here (torch.cuda.is_available() is False); the scripts run on the CPU")
     if not args.only or set(args.only) - set("1234"):
-        sar_ppo.fail(f"--only: figures among 1, 2, 3, 4 (e.g. 24), got {args.only!r}")
+        fail(f"--only: figures among 1, 2, 3, 4 (e.g. 24), got {args.only!r}")
     if "1" in args.only and importlib.util.find_spec("stable_baselines3") is None:
-        sar_ppo.fail("--only: P1 needs stable-baselines3: pip install -r benchmark/requirements.txt (or --only 234)")
+        fail("--only: P1 needs stable-baselines3: pip install -r benchmark/requirements.txt (or --only 234)")
     torch.set_num_threads(args.threads)
     print(f"machine: {os.cpu_count()} cores, {open('/proc/cpuinfo').read().split('model name')[1].split(':')[1].splitlines()[0].strip()}; "
           f"torch {torch.__version__}, {args.threads} thread(s)")
     if args.device == "cuda":
         p5("cuda")
-        sys.exit(0)
+        return
     with tempfile.TemporaryDirectory() as log_dir:
         if "1" in args.only:
             p1(10_240 if args.quick else 51_200, 1 if args.quick else 3, args.threads, log_dir)
@@ -213,3 +213,7 @@ if __name__ == "__main__":
                 p2(env_id, dt, 1_000 if args.quick else 5_000)
         if "3" in args.only or "4" in args.only:
             p3_p4(51_200 if args.quick else 102_400, args.threads, log_dir, 300 if args.quick else 2_000)
+
+
+if __name__ == "__main__":
+    promises.run(main)

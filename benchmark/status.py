@@ -11,6 +11,8 @@ can be resumed only if it has a checkpoint.pt (shown). The figure scripts call i
 drawing, so that no figure is drawn from an incomplete set of runs.
 """
 import argparse
+import contextlib
+import io
 import os
 import shlex
 import signal
@@ -22,27 +24,43 @@ import figar_ppo  # noqa: E402
 import figar_trpo  # noqa: E402
 import sar_ppo  # noqa: E402
 import sar_trpo  # noqa: E402
+import promises  # noqa: E402 - beside this script
+from promises import brief, fail  # noqa: E402
 
 SCRIPTS = {"sar_ppo.py": sar_ppo, "figar_ppo.py": figar_ppo, "sar_trpo.py": sar_trpo, "figar_trpo.py": figar_trpo}
 
 
-def status(command):
-    """(state, run folder, decisions in whole rows) of one command line; state: finished, unfinished or not started."""
+def training_args(command):
+    """(the script's module, its flags as it parses them) of a training command line `python <script> ...`;
+    anything else (another program, --help, a flag the script refuses) is one line and exit 2."""
     try:
         words = shlex.split(command)
     except ValueError as e:  # an unbalanced quote
-        sar_ppo.fail(f"{e}: {command.strip()}")
-    script = next((w for w in words if os.path.basename(w) in SCRIPTS), None)
-    if script is None:
-        sar_ppo.fail(f"not a command of {', '.join(SCRIPTS)}: {command.strip()}")
-    module = SCRIPTS[os.path.basename(script)]
-    args = module.parse_args(words[words.index(script) + 1:])
+        fail(f"{e}: {command.strip()}")
+    at = next((i for i, w in enumerate(words) if os.path.basename(w) in SCRIPTS), None)
+    if at is None or at == 0 or not os.path.basename(words[at - 1]).startswith("python"):
+        fail(f"not a command of {', '.join(SCRIPTS)} (python <script> ...): {command.strip()}")
+    module, said = SCRIPTS[os.path.basename(words[at])], io.StringIO()
+    try:  # the script's own parsing, its words kept: --help would print its help and exit 0
+        with contextlib.redirect_stdout(said), contextlib.redirect_stderr(said):
+            return module, module.parse_args(words[at + 1:])
+    except SystemExit as e:
+        reason = said.getvalue().strip().splitlines()
+        why = reason[-1].split("error: ", 1)[-1] if e.code and reason else "it trains nothing"
+        fail(f"not a training command ({why}): {command.strip()}")
+
+
+def status(command):
+    """(state, run folder, decisions in whole rows) of one command line; state: finished, unfinished or not started."""
+    module, args = training_args(command)
     folder = os.path.join(ROOT, args.log_dir, args.run_name)
     try:
         with open(os.path.join(folder, "progress.csv"), newline="") as f:
             lines = f.read().split("\n")[:-1]  # a last line without its newline is torn
-    except OSError:
+    except FileNotFoundError:
         return "not started", folder, 0
+    except (OSError, UnicodeDecodeError) as e:
+        fail(f"{folder}/progress.csv is unreadable ({brief(e)}); move it aside, or resume the run to rebuild it")
     whole = [line.split(",") for line in lines[1:] if line.count(",") == len(module.COLUMNS) - 1]
     decisions = int(whole[-1][0]) if whole and whole[-1][0].isdigit() else 0
     return ("finished" if decisions >= args.total_steps else "unfinished"), folder, decisions
@@ -50,7 +68,7 @@ def status(command):
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.error = sar_ppo.fail
+    p.error = fail
     p.add_argument("-v", "--verbose", action="store_true", help="list the finished runs too")
     p.add_argument("--check", action="store_true", help="exit status 1, with one line on stderr, unless every run is finished")
     args = p.parse_args(argv)
@@ -75,4 +93,4 @@ def main(argv=None):
 
 if __name__ == "__main__":
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `status.py ... | head` ends quietly
-    main()
+    promises.run(main)

@@ -16,7 +16,6 @@ is plain PPO without a word. Three pieces keep it SAR:
     python examples/sb3_sar.py --env-id InvertedPendulum-v5 --dt lowest   # δ = 2 ms, via envs.make_env
 """
 import argparse
-import fcntl
 import os
 import sys
 
@@ -28,7 +27,9 @@ from stable_baselines3.common.callbacks import BaseCallback, CallbackList
 from stable_baselines3.common.logger import Logger
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "benchmark"))
 import envs  # noqa: E402
+import promises  # noqa: E402 - the project's commands' promises: one-line errors, whole files
 from sar_ppo import SafeActionRepetition, compute_gae  # noqa: E402
 
 # Pendulum-v1: RL Baselines3 Zoo's PPO settings (one env, so twice its n_steps). Others: SB3's defaults.
@@ -114,12 +115,11 @@ def train(env_id="Pendulum-v1", dt=None, total_steps=65_536, seed=1, plain=False
                 rollout_buffer_class=RolloutBuffer if plain else DurationRolloutBuffer, **settings)
     model.set_logger(Logger(None, []))  # SB3's own would make an empty SB3-<date> folder in the temporary directory
     model.learn(total_steps, callback=CallbackList([ProgressLine()] + ([] if plain else [DurationCallback()])))
-    os.makedirs(out, exist_ok=True)
-    model.save(os.path.join(out, "model.tmp.zip"))  # each file whole or not at all: a temporary file, then a rename
-    os.replace(os.path.join(out, "model.tmp.zip"), os.path.join(out, "model.zip"))
+    with promises.replacing(os.path.join(out, "model.zip"), binary=True) as f:  # each file whole or not at all
+        model.save(f)
     stats = sar.obs_stats  # Δ's statistics (a gymnasium RunningMeanStd), not part of model.zip
-    np.savez(os.path.join(out, "delta_stats.tmp.npz"), mean=stats.mean, var=stats.var, count=stats.count)
-    os.replace(os.path.join(out, "delta_stats.tmp.npz"), os.path.join(out, "delta_stats.npz"))
+    with promises.replacing(os.path.join(out, "delta_stats.npz"), binary=True) as f:
+        np.savez(f, mean=stats.mean, var=stats.var, count=stats.count)
     return model, sar
 
 
@@ -151,12 +151,13 @@ def parse_args(argv=None):
     p.add_argument("--env-id", default="Pendulum-v1", help="a gymnasium task with Box spaces (default Pendulum-v1)")
     p.add_argument("--dt", default=None, help="δ in seconds, or a level of Table 1 for the paper's tasks "
                                               "(default: the task's own δ0)")
-    p.add_argument("--total-steps", type=int, default=65_536, help="decisions to train for")
-    p.add_argument("--seed", type=int, default=1, help="0 to 2**32 - 1")
-    p.add_argument("--max-t", type=float, default=None, help="cap on a decision's duration in seconds "
-                                                             "(default: 0.05, at least 4 δ-steps)")
+    p.add_argument("--total-steps", type=promises.within(int, 1, 10 ** 10), default=65_536,
+                   help="decisions to train for")
+    p.add_argument("--seed", type=promises.within(int, 0, 2 ** 32 - 1), default=1, help="0 to 2**32 - 1")
+    p.add_argument("--max-t", type=promises.within(float, 0, 1000, open_low=True), default=None,
+                   help="cap on a decision's duration in seconds (default: 0.05, at least 4 δ-steps)")
     p.add_argument("--plain", action="store_true", help="SB3 as is: one γ per decision, for comparison")
-    p.add_argument("--eval-episodes", type=int, default=10)
+    p.add_argument("--eval-episodes", type=promises.within(int, 1, 10 ** 4), default=10)
     p.add_argument("--out", default=None, help="folder for model.zip and delta_stats.npz "
                                                "(default: runs/sb3_sar/<env>__<sar|plain>__s<seed>)")
 
@@ -167,11 +168,6 @@ def parse_args(argv=None):
     except ValueError as e:  # "env_id: ..." or "dt: ..."
         name, message = str(e).split(": ", 1)
         error(f"--{name.replace('_', '-')}: {message}")
-    for name, high in (("total_steps", 10 ** 10), ("eval_episodes", 10 ** 4), ("seed", 2 ** 32 - 1)):
-        if not (name == "seed" or 1 <= getattr(args, name)) or not 0 <= getattr(args, name) <= high:
-            error(f"--{name.replace('_', '-')}: must lie in [{int(name != 'seed')}, {high}], got {getattr(args, name)}")
-    if args.max_t is not None and not 0 < args.max_t <= 1000:
-        error(f"--max-t: must lie in (0, 1000] seconds, got {args.max_t}")
     args.out = args.out or os.path.join("runs", "sb3_sar", f"{args.env_id}__{'plain' if args.plain else 'sar'}__s{args.seed}")
     return args
 
@@ -186,27 +182,26 @@ def open_out(out):
     a model already is never written over, and one process at a time writes a folder."""
     if os.path.exists(os.path.join(out, "model.zip")):
         error(f"--out: {out} holds a model.zip already; choose another --out (or remove it)")
+    promises.check_folder("--out", out)
     try:
         os.makedirs(out, exist_ok=True)
-        fcntl.flock(os.open(out, os.O_RDONLY), fcntl.LOCK_EX | fcntl.LOCK_NB)  # held until the process ends
-    except BlockingIOError:
-        error(f"--out: {out} is being written by another process")
     except OSError as e:
         error(f"--out: cannot make the folder {out} ({e.strerror})")
+    return promises.locked("--out", out)
 
 
 def main(argv=None):
     args = parse_args(argv)
-    open_out(args.out)
     torch.set_num_threads(1)
-    train(args.env_id, args.dt, args.total_steps, args.seed, args.plain, args.out, args.max_t)
-    ret, w = evaluate(args.out, args.env_id, args.dt, args.max_t, args.eval_episodes)
+    with open_out(args.out):  # held until the model is saved and evaluated
+        train(args.env_id, args.dt, args.total_steps, args.seed, args.plain, args.out, args.max_t)
+        try:
+            ret, w = evaluate(args.out, args.env_id, args.dt, args.max_t, args.eval_episodes)
+        except ValueError as e:  # the statistics saved are not finite
+            error(str(e))
     print(f"{args.env_id} δ={args.dt:g} {'plain SB3' if args.plain else 'SAR-PPO'} seed {args.seed}: "
           f"final return {ret:.1f}, mean w {w:.2f} ({args.eval_episodes} episodes, mean action)")
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except (KeyboardInterrupt, OSError, ValueError) as e:  # Ctrl-C, a full disk, damaged statistics: one line
-        sys.exit(f"sb3_sar.py: {'interrupted' if isinstance(e, KeyboardInterrupt) else e}")
+    promises.run(main)  # Ctrl-C, a full disk: one line
