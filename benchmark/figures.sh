@@ -13,7 +13,7 @@ PY=${PYTHON:-python}
 # bad input: one line, exit 2, before the old figures are removed
 [ $# -eq 0 ] || { echo "figures.sh: error: takes no arguments (PYTHON=... chooses the interpreter), got '$1'" >&2; exit 2; }
 command -v "$PY" > /dev/null || { echo "figures.sh: error: PYTHON: no interpreter '$PY'" >&2; exit 2; }
-NEW=$(mktemp -d results/.redraw.XXXXXX)  # beside results/: the final moves are renames
+NEW=$(mktemp -d "$PWD/results/.redraw.XXXXXX")  # beside results/: the final moves are renames
 trap 'rm -rf "$NEW"' EXIT
 OUT=$NEW/figures THEORY=$NEW/theory
 mkdir -p "$OUT" "$THEORY"
