@@ -34,6 +34,7 @@ numbers of the report), with the seeds' count.
     python plot.py results/runs --x physical_time_s --format pdf     # App. F.2's axis
     python plot.py results/runs --table                              # the tables only, as Markdown
     python plot.py results/runs --summary                            # a row per task and δ (Fig. 3 at a glance)
+    python plot.py results/runs --ratios                             # δ_lowest ÷ δ0 per task and method, verdicts
 """
 import argparse
 import csv
@@ -692,6 +693,38 @@ def summary(groups, score=final_return, what="final return"):
     return "\n\n".join(tables)
 
 
+def invariance_verdict(lowest, largest):
+    """The report's one rule for δ-invariance, over seeds' final returns: "not" where every δ_lowest seed is below
+    every δ0 seed; "reproduced" where δ_lowest's mean is at or above δ0's or inside its 95% t interval; else
+    "unclear"."""
+    mean, ci = mean_ci(largest)
+    if max(lowest) < min(largest):
+        return "not"
+    return "reproduced" if np.mean(lowest) >= mean - ci - 1e-9 * abs(mean) else "unclear"  # 1e-9: float sums
+
+
+def ratios(groups, score=final_return):
+    """Markdown, SAR on three learners: per task (deterministic setting), each method's mean final return at the
+    task's smallest δ over that at its largest, and the one rule's verdict; – where a δ is missing, and no ratio
+    where the largest δ's mean is not above 0 (Reacher's and Ant's negative returns)."""
+    keys = [k for k in groups if k[1] == "deterministic"]
+    methods = ordered({k[2] for k in keys}, METHODS)
+    lines = ["| task | δ_lowest / δ0 (ms) | " + " | ".join(methods) + " |", "|---|---|" + "---|" * len(methods)]
+    for env_id in ordered({k[0] for k in keys}, TASKS):
+        dts = sorted({k[3] for k in keys if k[0] == env_id})
+        cells = []
+        for method in methods:
+            low, high = (groups.get((env_id, "deterministic", method, dt)) for dt in (dts[0], dts[-1]))
+            if len(dts) < 2 or not low or not high:
+                cells.append("–")
+                continue
+            low, high = finals(low, score), finals(high, score)
+            ratio = f"{np.mean(low) / np.mean(high):.2f}, " if np.mean(high) > 0 else ""
+            cells.append(f"{ratio}{invariance_verdict(low, high)}")
+        lines.append(f"| {env_id} | {dts[0] * 1000:g} / {dts[-1] * 1000:g} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def runs_table(groups, score=final_return, what="final return"):
     """Markdown: one line per run."""
     lines = [f"| run | decisions | physical s | {what} | wall time (min) |", "|---|---|---|---|---|"]
@@ -758,6 +791,8 @@ def main(argv=None):
     p.add_argument("--table", action="store_true", help="print the Markdown tables only, draw nothing")
     p.add_argument("--summary", action="store_true",
                    help="print only a row per task and δ: each method's final return")
+    p.add_argument("--ratios", action="store_true", help="print only, per task and method, the final return at "
+                   "the smallest δ over that at the largest, with the δ-invariance verdict")
     p.add_argument("--variants", action="store_true",
                    help="also read the variants (ablations, --delta-dims, …), each its own method")
     p.add_argument("--prefix", default="", help="prefix of the figure file names")
@@ -808,6 +843,9 @@ def main(argv=None):
         what = f"return at {X_LABELS[args.x]} {args.window[0]:g}–{args.window[1]:g}"
     if args.summary:
         print(summary(groups, score, what))
+        return 0
+    if args.ratios:
+        print(ratios(groups, score))
         return 0
     print(table(groups, score, what))
     print()

@@ -2936,3 +2936,16 @@ def test_rollout_tools_refuse_a_run_trained_under_noise_or_a_hold_penalty(model_
         err = capsys.readouterr().err
         assert exit_info.value.code == 2 and err.count("\n") == 1 and ("noise" in err or "hold-penalty" in err)
     assert not (model_run / "x.gif").exists()
+
+
+def test_plot_ratios_give_each_method_its_lowest_over_largest_dt_return_and_the_one_rules_verdict(tmp_path, capsys):
+    for method, finals_by_dt in [("SAR-TRPO", {0.04: (1000, 1000), 0.002: (990, 1000)}),
+                                 ("TRPO", {0.04: (900, 1000), 0.002: (50, 100)}),
+                                 ("FiGAR-C-TRPO", {0.04: (500, 900), 0.002: (600, 200)})]:
+        for dt, finals_ in finals_by_dt.items():
+            for seed, final in enumerate(finals_):
+                fake_run(tmp_path, f"{method}{dt}_{seed}", float(final), method=method, dt=dt, seed=seed)
+    assert plot.main([str(tmp_path), "--ratios"]) == 0
+    row = capsys.readouterr().out.splitlines()[2]
+    assert row == "| InvertedPendulum-v5 | 2 / 40 | 0.99, unclear | 0.57, reproduced | 0.08, not |"  # 400 inside 700 ± 2541
+    assert plot.invariance_verdict([1000.0, 999.9999999999], [1000.0000000001, 1000.0]) == "reproduced"
