@@ -98,7 +98,8 @@ def resolve_dt(env_id, dt=None):
         except (TypeError, ValueError):
             pass
         raise ValueError(f"dt: {env_id} has no dt of its own; give the seconds one of its steps stands for, e.g. "
-                         f"--dt 0.01 (the default --max-t 0.05 then repeats an action up to 5 steps), got {dt!r}")
+                         f"--dt 0.01 (the default --max-t 0.05 then repeats an action up to 5 steps)"
+                         + ("" if dt is None else f", got {dt!r}"))
     if dt is None:
         return dt0
     if isinstance(dt, str) and dt in DT_LEVELS:

@@ -251,7 +251,7 @@ def within(kind, low, high, open_low=False):  # [low, high], or (low, high]; nan
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter):  # --help: each flag's range, and its default if it has one
     def _get_help_string(self, action):
-        shown = action.default not in (None, False, argparse.SUPPRESS)
+        shown = action.default is not None and action.default is not False and action.default != argparse.SUPPRESS
         notes = [getattr(action.type, "rule", ""), f"default: {action.default}" * shown]
         return action.help + (f" ({'; '.join(note for note in notes if note)})" if any(notes) else "")
 

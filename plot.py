@@ -833,6 +833,9 @@ def main(argv=None):
                  if counts.get("Variant") else "")
         fail(f"no finished run found in {' '.join(args.paths)}{' (with --only)' if args.only else ''}"
              f"{f' of {args.learner}' if args.learner else ''}{hint}")
+    if counts.get("Variant"):  # never silently: a variant is left out of the paper's methods' panels
+        print(f"note: {counts['Variant']} run(s) of a variant of a method (a method flag off its default) left "
+              f"out; --variants includes them", file=sys.stderr)
     score, what = final_return, "final return"
     if args.window is not None:
         for runs in groups.values():

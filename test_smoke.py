@@ -362,7 +362,6 @@ def test_same_seed_gives_identical_progress(tmp_path):
 @pytest.mark.parametrize("script,flags,n", [
     ("sar_ppo.py", ["--num-steps", "512", "--update-epochs", "1", "--minibatch-size", "256"], 512),
     ("sar_trpo.py", ["--num-steps", "256", "--vf-minibatch-size", "128"], 256),
-    ("figar_trpo.py", ["--num-steps", "256", "--vf-minibatch-size", "128"], 256),
     ("sar_ppo.py", ["--a2c"], 256)])
 def test_killed_run_resumes_without_lost_or_repeated_rows(tmp_path, script, flags, n):
     flags = ["--total-steps", str(12 * n), "--checkpoint-every", "2", *flags]
@@ -2473,15 +2472,15 @@ def kill_after_rows(cmd, progress, rows):
 
 @pytest.mark.parametrize("script", ["sar_ppo.py", "figar_ppo.py"])
 def test_a_run_killed_at_three_moments_and_resumed_gives_the_uninterrupted_runs_rows(tmp_path, script):
-    flags = ["--total-steps", "3072", "--num-steps", "256", "--update-epochs", "1", "--minibatch-size", "128",
+    flags = ["--total-steps", "2048", "--num-steps", "256", "--update-epochs", "1", "--minibatch-size", "128",
              "--checkpoint-every", "2", "--noise", "ext-force", "--noise-prob", "0.3"]  # the env's RNG matters too
     train(script, tmp_path, *flags, name="whole")
     cmd = [sys.executable, os.path.join(HERE, script), "--log-dir", str(tmp_path), "--run-name", "cut", *flags]
-    for rows in (1, 4, 7):  # mid-update, and past a checkpoint: rows logged after it are made again
+    for rows in (1, 3, 5):  # mid-update, and past a checkpoint: rows logged after it are made again
         kill_after_rows(cmd + ["--resume"] * (rows > 1), tmp_path / "cut" / "progress.csv", rows)
     train(script, tmp_path, *flags, "--resume", name="cut")
     strip = lambda rows: [{k: v for k, v in r.items() if k not in VARYING} for r in rows]  # noqa: E731
-    assert len(rows_of(tmp_path, "whole")) == 12 and strip(rows_of(tmp_path, "cut")) == strip(rows_of(tmp_path, "whole"))
+    assert len(rows_of(tmp_path, "whole")) == 8 and strip(rows_of(tmp_path, "cut")) == strip(rows_of(tmp_path, "whole"))
 
 
 # ---------------------------------------------------------------- the promises of every command, class by class

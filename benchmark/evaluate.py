@@ -2,10 +2,11 @@
 statistic frozen, the env built exactly as the run's training script builds it (δ, the stochastic setting,
 the hold penalty, the repetition and its flags), by that script's own `make_decision_env` and `evaluate`.
 
-    python sar_ppo.py --total-steps 100000 --save-model             # any training script, with --save-model
+    python sar_ppo.py --total-steps 100000                          # any training script
     python benchmark/evaluate.py runs/InvertedPendulum-v5__sar__dt0.002__s1 --episodes 10
 
-The run folder needs config.json and model.pt (or checkpoint.pt, which holds the same and more). Episode i
+The run folder needs config.json and checkpoint.pt (every run has one) or model.pt (the smaller file
+--save-model writes, which a clone's committed runs keep). Episode i
 starts from the env's seed --seed + 10,000 + i, as the scripts' --eval-every episodes do. Printed: each
 episode's return, then their mean. For the picture of a SAR-PPO episode,
 benchmark/animate.py renders one as a GIF.

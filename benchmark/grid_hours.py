@@ -52,16 +52,16 @@ def estimate(rates, key):
     """(seconds per decision, how it was found) for a cell, from the nearest measured one."""
     env_id, method, dt, noise = key
     if key in rates:
-        return sum(rates[key]) / len(rates[key]), "measured"
+        return sum(rates[key]) / len(rates[key]), "by their own cell"
     ppo = (env_id, method.replace("TRPO", "PPO").replace("A2C", "PPO"), dt, noise)
     if ppo in rates:
-        return sum(rates[ppo]) / len(rates[ppo]), "from PPO's"
+        return sum(rates[ppo]) / len(rates[ppo]), "by PPO's cell"
     near = [k for k in rates if k[0] == env_id and k[1] == ppo[1] and k[3] == noise] or \
            [k for k in rates if k[0] == env_id and k[1] == ppo[1]]
     if not near:
         return None, "none"
     k = min(near, key=lambda k: abs(math.log(k[2] / dt)))
-    return sum(rates[k]) / len(rates[k]), "from the nearest δ"
+    return sum(rates[k]) / len(rates[k]), "by the nearest δ"
 
 
 def main(argv=None):
@@ -89,7 +89,7 @@ def main(argv=None):
     runs = sum(found.values())
     if not runs:
         fail("no command on stdin (pipe a figure script's --list into it)")
-    print(f"{runs:,} runs: {hours:,.0f} CPU-hours ({', '.join(f'{n:,} {how}' for how, n in found.items())}); "
+    print(f"{runs:,} runs: {hours:,.0f} CPU-hours (runs timed {', '.join(f'{how}: {n:,}' for how, n in found.items())}); "
           f"on {args.cores} cores at {args.speed:.0%} of one run's speed: {hours / args.cores / args.speed:,.1f} hours")
 
 

@@ -200,7 +200,7 @@ def main(argv=None):
         except ValueError as e:  # the statistics saved are not finite
             error(str(e))
     print(f"{args.env_id} δ={args.dt:g} {'plain SB3' if args.plain else 'SAR-PPO'} seed {args.seed}: "
-          f"final return {ret:.1f}, mean w {w:.2f} ({args.eval_episodes} episodes, mean action)")
+          f"final return {ret:.1f}, mean w {w:.2f} ({args.eval_episodes} episode(s), mean action); saved in {args.out}")
 
 
 if __name__ == "__main__":
