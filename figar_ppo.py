@@ -57,7 +57,8 @@ class DurativeRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
         action = np.asarray(action)
         if action.shape != self.action_space.shape or not np.isfinite(action).all():
             raise ValueError(f"action: needs {self.action_space.shape[0]} finite numbers, got {action!r}")
-        a, u = action[:-1], (min(max(action[-1], -1.0), self.action_space.high[-1]) + 1) / 2  # u ∈ [0, 1] unless limit_t
+        u = (min(max(action[-1], -1.0), self.action_space.high[-1]) + 1) / 2  # u ∈ [0, 1], unless limit_t is off
+        a = action[:-1]
         steps = max(1, math.ceil(u * self.max_t / self.dt - 1e-9))  # ⌈t/δ⌉, at least one
         R, discount, k, undiscounted = 0.0, 1.0, 0, 0.0
         while True:
@@ -297,7 +298,8 @@ def parse_args(argv=None):
     # The method's name: its base, then each method flag off its default (the paper's variants, App. I)
     args.method, slug = "FiGAR-C-PPO", "figar"
     if args.a2c:  # the same method on A2C
-        args.method, slug = args.method.replace("PPO", "A2C"), (slug.replace("ppo", "a2c") if "ppo" in slug else slug + "-a2c")
+        args.method = args.method.replace("PPO", "A2C")
+        slug = slug.replace("ppo", "a2c") if "ppo" in slug else slug + "-a2c"
     variants = [(name, part) for off_default, name, part in [  # (name, run-name part)
         (args.no_limit_t, "no limit on t", "no-limit-t"),
         (args.max_t != 0.05, f"t_max={args.max_t:g}", f"maxt{args.max_t:g}"),
@@ -563,7 +565,8 @@ def episode_state(env, raw_obs, obs, episode_return, discounted_return):
     simulator = np.empty(mujoco.mj_stateSize(raw.model, SIMULATOR))
     mujoco.mj_getState(raw.model, raw.data, simulator, SIMULATOR)
     return {"layers": layers, "simulator": torch.as_tensor(simulator), "env_rng": raw.np_random.bit_generator.state,
-            "raw_obs": as_saved(raw_obs), "obs": as_saved(obs), "returns": [float(episode_return), float(discounted_return)]}
+            "raw_obs": as_saved(raw_obs), "obs": as_saved(obs),
+            "returns": [float(episode_return), float(discounted_return)]}
 
 
 def restore_episode(env, run):

@@ -59,7 +59,8 @@ class DurativeRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
         action = np.asarray(action)
         if action.shape != self.action_space.shape or not np.isfinite(action).all():
             raise ValueError(f"action: needs {self.action_space.shape[0]} finite numbers, got {action!r}")
-        a, u = action[:-1], (min(max(action[-1], -1.0), self.action_space.high[-1]) + 1) / 2  # u ∈ [0, 1] unless limit_t
+        u = (min(max(action[-1], -1.0), self.action_space.high[-1]) + 1) / 2  # u ∈ [0, 1], unless limit_t is off
+        a = action[:-1]
         steps = max(1, math.ceil(u * self.max_t / self.dt - 1e-9))  # ⌈t/δ⌉, at least one
         R, discount, k, undiscounted = 0.0, 1.0, 0, 0.0
         while True:
@@ -173,7 +174,8 @@ def trpo_update(agent, optimizer, batch, args, rng):
     """TRPO's update (Schulman et al., 2015, App. C): the natural-gradient step on the surrogate E[π/π_old·A] (eq. 14)
     that keeps the mean KL(π_old‖π) ≤ max_kl, by conjugate gradient and a backtracking line search; then the value
     function's own fit, `vf_epochs` passes of Adam on the value MSE in minibatches. Returns the update's logged means.
-    `optimizer` is the value function's: Table 3's "Adam, 1e-4" is the critic's; the policy moves by the natural step."""
+    `optimizer` is the value function's: Table 3's "Adam, 1e-4" is the critic's; the policy moves by the natural
+    step."""
     b_obs, b_actions, b_logprobs, b_advantages, b_returns = map(torch.as_tensor, batch)
     n = len(b_obs)
     advantages = (b_advantages - b_advantages.mean()) / (b_advantages.std() + 1e-8)  # standardised over the batch
@@ -583,7 +585,8 @@ def episode_state(env, raw_obs, obs, episode_return, discounted_return):
     simulator = np.empty(mujoco.mj_stateSize(raw.model, SIMULATOR))
     mujoco.mj_getState(raw.model, raw.data, simulator, SIMULATOR)
     return {"layers": layers, "simulator": torch.as_tensor(simulator), "env_rng": raw.np_random.bit_generator.state,
-            "raw_obs": as_saved(raw_obs), "obs": as_saved(obs), "returns": [float(episode_return), float(discounted_return)]}
+            "raw_obs": as_saved(raw_obs), "obs": as_saved(obs),
+            "returns": [float(episode_return), float(discounted_return)]}
 
 
 def restore_episode(env, run):

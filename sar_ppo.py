@@ -38,8 +38,8 @@ class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
     The action is [a, u_raw], u = (u_raw + 1)/2 ∈ [0, 1]; `a` is repeated every δ and the repetition stops after
     the first δ-step where the episode ends, k·δ ≥ max_t, or the state has left eq. 6's safe region Δ(s, s_i) ≤
     d = u·max_d, or for λ-SAR λ·Δ/max_d + (1-λ)·k·δ/max_t ≥ u (eq. 8). `delta_dims` restricts Δ to
-    some observation dims. With repeat=False (the plain learner) the action has no u and a decision is one δ-step. `step`
-    returns R = Σ_k γ_δ^k r_k over its k δ-steps and info["w"] = k. Δ normalises states by running statistics
+    some observation dims. With repeat=False (the plain learner) the action has no u and a decision is one δ-step.
+    `step` returns R = Σ_k γ_δ^k r_k over its k δ-steps and info["w"] = k. Δ normalises states by running statistics
     learned across episodes (`reset(seed=...)` keeps them); `update_stats = False` freezes them.
     """
 
@@ -362,7 +362,8 @@ def parse_args(argv=None):
     else:
         args.method, slug = ("SAR-PPO", "sar") if args.lambda_dt is None else ("λ-SAR-PPO", "lambda-sar")
     if args.a2c:  # the same method on A2C
-        args.method, slug = args.method.replace("PPO", "A2C"), (slug.replace("ppo", "a2c") if "ppo" in slug else slug + "-a2c")
+        args.method = args.method.replace("PPO", "A2C")
+        slug = slug.replace("ppo", "a2c") if "ppo" in slug else slug + "-a2c"
     dims = ",".join(map(str, args.delta_dims or []))
     variants = [(name, part) for off_default, name, part in [  # (name, run-name part)
         (args.norm == "l2", "l2", "l2"),
@@ -636,7 +637,8 @@ def episode_state(env, raw_obs, obs, episode_return, discounted_return):
     simulator = np.empty(mujoco.mj_stateSize(raw.model, SIMULATOR))
     mujoco.mj_getState(raw.model, raw.data, simulator, SIMULATOR)
     return {"layers": layers, "simulator": torch.as_tensor(simulator), "env_rng": raw.np_random.bit_generator.state,
-            "raw_obs": as_saved(raw_obs), "obs": as_saved(obs), "returns": [float(episode_return), float(discounted_return)]}
+            "raw_obs": as_saved(raw_obs), "obs": as_saved(obs),
+            "returns": [float(episode_return), float(discounted_return)]}
 
 
 def restore_episode(env, run):

@@ -41,8 +41,8 @@ class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
     The action is [a, u_raw], u = (u_raw + 1)/2 ∈ [0, 1]; `a` is repeated every δ and the repetition stops after
     the first δ-step where the episode ends, k·δ ≥ max_t, or the state has left eq. 6's safe region Δ(s, s_i) ≤
     d = u·max_d, or for λ-SAR λ·Δ/max_d + (1-λ)·k·δ/max_t ≥ u (eq. 8). `delta_dims` restricts Δ to
-    some observation dims. With repeat=False (the plain learner) the action has no u and a decision is one δ-step. `step`
-    returns R = Σ_k γ_δ^k r_k over its k δ-steps and info["w"] = k. Δ normalises states by running statistics
+    some observation dims. With repeat=False (the plain learner) the action has no u and a decision is one δ-step.
+    `step` returns R = Σ_k γ_δ^k r_k over its k δ-steps and info["w"] = k. Δ normalises states by running statistics
     learned across episodes (`reset(seed=...)` keeps them); `update_stats = False` freezes them.
     """
 
@@ -224,7 +224,8 @@ def trpo_update(agent, optimizer, batch, args, rng):
     """TRPO's update (Schulman et al., 2015, App. C): the natural-gradient step on the surrogate E[π/π_old·A] (eq. 14)
     that keeps the mean KL(π_old‖π) ≤ max_kl, by conjugate gradient and a backtracking line search; then the value
     function's own fit, `vf_epochs` passes of Adam on the value MSE in minibatches. Returns the update's logged means.
-    `optimizer` is the value function's: Table 3's "Adam, 1e-4" is the critic's; the policy moves by the natural step."""
+    `optimizer` is the value function's: Table 3's "Adam, 1e-4" is the critic's; the policy moves by the natural
+    step."""
     b_obs, b_actions, b_logprobs, b_advantages, b_returns = map(torch.as_tensor, batch)
     n = len(b_obs)
     advantages = (b_advantages - b_advantages.mean()) / (b_advantages.std() + 1e-8)  # standardised over the batch
@@ -658,7 +659,8 @@ def episode_state(env, raw_obs, obs, episode_return, discounted_return):
     simulator = np.empty(mujoco.mj_stateSize(raw.model, SIMULATOR))
     mujoco.mj_getState(raw.model, raw.data, simulator, SIMULATOR)
     return {"layers": layers, "simulator": torch.as_tensor(simulator), "env_rng": raw.np_random.bit_generator.state,
-            "raw_obs": as_saved(raw_obs), "obs": as_saved(obs), "returns": [float(episode_return), float(discounted_return)]}
+            "raw_obs": as_saved(raw_obs), "obs": as_saved(obs),
+            "returns": [float(episode_return), float(discounted_return)]}
 
 
 def restore_episode(env, run):
