@@ -629,7 +629,11 @@ SIMULATOR = mujoco.mjtState.mjSTATE_INTEGRATION  # everything mj_step reads: tim
 def episode_state(env, raw_obs, obs, episode_return, discounted_return):
     """Where the next decision starts: the simulator, the env's RNG (resets, Perturb's draws), each wrapper's state
     within the episode, and the rollout's own; as tensors and numbers, for torch.load(weights_only=True)."""
-    as_saved = lambda v: v if v is None or isinstance(v, (bool, int, float)) else torch.as_tensor(np.array(v))  # noqa
+    def as_saved(v):  # numbers as Python numbers (a numpy scalar too), arrays as tensors: what weights_only loads
+        if isinstance(v, np.generic):
+            return v.item()
+        return v if v is None or isinstance(v, (bool, int, float)) else torch.as_tensor(np.array(v))
+
     layers, layer, raw = [], env, env.unwrapped
     while layer is not raw:
         layers.append({k: as_saved(v) for k, v in vars(layer).items() if k in EPISODE_ATTRIBUTES})

@@ -2948,3 +2948,17 @@ def test_plot_ratios_give_each_method_its_lowest_over_largest_dt_return_and_the_
     row = capsys.readouterr().out.splitlines()[2]
     assert row == "| InvertedPendulum-v5 | 2 / 40 | 0.99, unclear | 0.57, reproduced | 0.08, not |"  # 400 inside 700 ± 2541
     assert plot.invariance_verdict([1000.0, 999.9999999999], [1000.0000000001, 1000.0]) == "reproduced"
+
+
+@pytest.mark.parametrize("module", [sar_ppo, figar_ppo, sar_trpo, figar_trpo])
+def test_the_episode_state_of_every_paper_task_loads_with_weights_only(module):
+    # Hopper's wrappers hold numpy scalars (DtEnv's episode return), which torch.load(weights_only=True) refuses
+    args = module.parse_args(["--env-id", "Hopper-v5", "--noise", "ext-force", "--hold-penalty"])
+    env, _ = module.make_decision_env(args)
+    raw_obs, _ = env.reset(seed=0)
+    for _ in range(3):
+        raw_obs, *_ = env.step(env.action_space.sample())
+    buffer = io.BytesIO()
+    torch.save(module.episode_state(env, raw_obs, raw_obs.astype(np.float32), np.float64(1.5), 0.5), buffer)
+    saved = torch.load(io.BytesIO(buffer.getvalue()), weights_only=True)
+    assert saved["returns"] == [1.5, 0.5] and isinstance(saved["layers"][-1]["episode_return"], float)
