@@ -2759,10 +2759,11 @@ def fake_python_recording(tmp_path):
     return {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "PYTHON": str(bin_dir / "python")}
 
 
+@pytest.mark.parametrize("args", [["nonsense"], ["2", "nonsense"], ["--list", "nonsense"]], ids=" ".join)
 @pytest.mark.parametrize("path", SHELL_COMMANDS, ids=[os.path.relpath(p, HERE) for p in SHELL_COMMANDS])
-def test_every_shell_command_refuses_a_bad_argument_in_one_line_and_starts_nothing(path, tmp_path):
+def test_every_shell_command_refuses_a_bad_argument_in_one_line_and_starts_nothing(path, args, tmp_path):
     before = git_status()
-    result = subprocess.run(["bash", path, "nonsense"], capture_output=True, text=True, timeout=30,
+    result = subprocess.run(["bash", path, *args], capture_output=True, text=True, timeout=30,
                             stdin=subprocess.DEVNULL, env=fake_python_recording(tmp_path))
     assert result.returncode != 0 and result.stderr.count("\n") == 1, result.stderr
     assert not (tmp_path / "started").exists() and git_status() == before

@@ -27,4 +27,4 @@ commands() {
     done
   done
 }
-if [ "${1:-}" = "--list" ]; then commands; else commands | bash benchmark/run.sh "${1:-2}"; fi
+if [ "$*" = "--list" ]; then commands; else commands | bash benchmark/run.sh "$@"; fi

@@ -16,7 +16,7 @@ commands() {
     done
   done
 }
-if [ "${1:-}" = "--list" ]; then commands; exit; fi
-commands | bash benchmark/run.sh "${1:-2}" || exit  # a failed or interrupted run: no figure from part of the runs
+if [ "$*" = "--list" ]; then commands; exit; fi
+commands | bash benchmark/run.sh "$@" || exit  # a failed or interrupted run: no figure from part of the runs
 commands | python benchmark/status.py --check > /dev/null || exit  # nor from a set with a run unfinished
 python benchmark/plot_rising_stochasticity.py results/runs --out results/figures

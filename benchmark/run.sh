@@ -6,6 +6,10 @@
 # the shell as written, quotes and all: xargs gets it as one NUL-ended item, `sh -c` evaluates it.
 #   bash benchmark/run.sh 2 < <(bash benchmark/ip_sar_vs_ppo.sh --list)
 set -euo pipefail
+if [ $# -gt 1 ]; then  # a figure script passes its own arguments: [workers], or --list which it handles itself
+  echo "run.sh: error: takes one argument, the number of workers (or --list for the commands), got '$*'" >&2
+  exit 2
+fi
 workers=${1:-2}
 if ! [[ "$workers" =~ ^[0-9]+$ ]] || [ "$workers" -lt 1 ]; then
   echo "run.sh: error: workers: must be a whole number >= 1, got '$workers'" >&2

@@ -5,4 +5,4 @@ cd "$(dirname "$0")/.."
 commands() {
   echo "python sar_ppo.py --env-id InvertedPendulum-v5 --dt lowest --total-steps 100000 --seed 1 --log-dir results/speed_check --resume"
 }
-if [ "${1:-}" = "--list" ]; then commands; else commands | bash benchmark/run.sh "${1:-2}"; fi
+if [ "$*" = "--list" ]; then commands; else commands | bash benchmark/run.sh "$@"; fi
