@@ -172,7 +172,8 @@ def conjugate_gradient(matrix_vector_product, b, iters, tolerance=1e-10):
 
 def trpo_update(agent, optimizer, batch, args, rng):
     """TRPO's update (Schulman et al., 2015, App. C): the natural-gradient step on the surrogate E[π/π_old·A] (eq. 14)
-    that keeps the mean KL(π_old‖π) ≤ max_kl, by conjugate gradient and a backtracking line search; then the value
+    scaled to a mean KL(π_old‖π) of max_kl, by conjugate gradient, and a backtracking line search that keeps a step
+    only if the surrogate does not drop and the KL is ≤ 1.5·max_kl (as the authors' TRPO); then the value
     function's own fit, `vf_epochs` passes of Adam on the value MSE in minibatches. Returns the update's logged means.
     `optimizer` is the value function's: Table 3's "Adam, 1e-4" is the critic's; the policy moves by the natural
     step."""
@@ -183,21 +184,20 @@ def trpo_update(agent, optimizer, batch, args, rng):
     with torch.no_grad():
         old = agent.dist(b_obs)  # π_old, held fixed
 
-    def surrogate_and_kl():
+    def surrogate_and_kl():  # the surrogate plus the entropy bonus (SB's `optimgain`), and the mean KL to π_old
         dist = agent.dist(b_obs)
         ratio = (dist.log_prob(b_actions).sum(1) - b_logprobs).exp()
         surrogate = (ratio * advantages).mean() + args.ent_coef * dist.entropy().sum(1).mean()
         return surrogate, kl_divergence(old, dist).sum(1).mean()
 
+    surrogate, kl = surrogate_and_kl()
+    g = parameters_to_vector(torch.autograd.grad(surrogate, policy, retain_graph=True))
     # F·v = ∇(∇KL·v) at π_old, plus damping·v; on the whole batch (SB's trpo_mpi uses every 5th sample)
-    kl_grad = parameters_to_vector(torch.autograd.grad(surrogate_and_kl()[1], policy, create_graph=True))
+    kl_grad = parameters_to_vector(torch.autograd.grad(kl, policy, create_graph=True))
     fisher_vector_product = lambda v: parameters_to_vector(  # noqa: E731
         torch.autograd.grad(kl_grad @ v, policy, retain_graph=True)) + args.cg_damping * v
-
-    surrogate, _ = surrogate_and_kl()
-    g = parameters_to_vector(torch.autograd.grad(surrogate, policy))
-    x = conjugate_gradient(fisher_vector_product, g, args.cg_iters)  # x ≈ F⁻¹g
-    full_step = x * torch.sqrt(2 * args.max_kl / (x @ fisher_vector_product(x)))  # ½·stepᵀF·step = max_kl
+    x = conjugate_gradient(fisher_vector_product, g, args.cg_iters)  # x ≈ (F + damping·I)⁻¹g
+    full_step = x * torch.sqrt(2 * args.max_kl / (x @ fisher_vector_product(x)))  # ½·stepᵀ(F+damping·I)·step = max_kl
     theta_old, surrogate_old = parameters_to_vector(policy).detach(), surrogate.item()
     fraction = 1.0
     with torch.no_grad():
@@ -223,7 +223,7 @@ def trpo_update(agent, optimizer, batch, args, rng):
             v_loss.backward()
             optimizer.step()
             value_losses.append(v_loss.detach())
-    # approx_kl: the exact mean KL of the step kept; policy_loss: minus the surrogate's gain (0 when no step is kept)
+    # approx_kl: the exact mean KL of the step kept; policy_loss: minus the surrogate (with the entropy bonus) after it
     return {"policy_loss": -surrogate.item(), "value_loss": torch.stack(value_losses).mean().item(),
             "approx_kl": kl.item(), "clip_fraction": "", "entropy": entropy.item(), "step_fraction": fraction}
 
@@ -277,7 +277,8 @@ def parse_args(argv=None):
     p.add_argument("--num-steps", type=within(int, 2, 2 ** 20), default=1024, help="decision steps per update")
     p.add_argument("--gamma", type=within(float, 0, 1, open_low=True), default=0.99, help="discount per δ0 (App. J.2)")
     p.add_argument("--gae-lambda", type=within(float, 0, 1), default=0.95, help="GAE λ, per decision step")
-    p.add_argument("--max-kl", type=within(float, 0, 10, open_low=True), default=0.01, help="the step's mean KL bound")
+    p.add_argument("--max-kl", type=within(float, 0, 10, open_low=True), default=0.01,
+                   help="the step's mean KL (a step is kept if ≤ 1.5×)")
     p.add_argument("--cg-iters", type=within(int, 1, 1000), default=10, help="conjugate-gradient iterations")
     p.add_argument("--cg-damping", type=within(float, 0, 1e3), default=0.1, help="F + damping·I in the solve")
     p.add_argument("--line-search-steps", type=within(int, 1, 100), default=10, help="steps tried, each half the last")
