@@ -170,6 +170,10 @@ def conjugate_gradient(matrix_vector_product, b, iters, tolerance=1e-10):
     return x
 
 
+def policy_parameters(agent):  # π's: what TRPO's natural step moves (the critic has its own Adam)
+    return [p for name, p in agent.named_parameters() if not name.startswith("critic.")]
+
+
 def trpo_update(agent, optimizer, batch, args, rng):
     """TRPO's update (Schulman et al., 2015, App. C): the natural-gradient step on the surrogate E[π/π_old·A] (eq. 14)
     scaled to a mean KL(π_old‖π) of max_kl, by conjugate gradient, and a backtracking line search that keeps a step
@@ -180,7 +184,7 @@ def trpo_update(agent, optimizer, batch, args, rng):
     b_obs, b_actions, b_logprobs, b_advantages, b_returns = map(torch.as_tensor, batch)
     n = len(b_obs)
     advantages = (b_advantages - b_advantages.mean()) / (b_advantages.std() + 1e-8)  # standardised over the batch
-    policy = [p for name, p in agent.named_parameters() if not name.startswith("critic.")]
+    policy = policy_parameters(agent)
     with torch.no_grad():
         old = agent.dist(b_obs)  # π_old, held fixed
 
@@ -375,6 +379,9 @@ def main(argv=None):
     learner = {"agent": agent, "optimizer": optimizer, "obs_rms": obs_rms, "ret_rms": ret_rms}
     config = {**vars(args), "dt": dt, "dt0": dt0, "gamma_dt": gamma_dt}
     run = open_run(args, learner, rng, config)  # a finished run ends here; a resumed one is loaded
+    if run["counters"]["update"]:  # resumed: π's parameters become views into one vector, as trpo_update leaves
+        policy = policy_parameters(agent)  # them, so that every product rounds as in the uninterrupted run
+        vector_to_parameters(parameters_to_vector(policy), policy)
 
     # Rollout storage (decision level)
     n = args.num_steps

@@ -2470,9 +2470,12 @@ def kill_after_rows(cmd, progress, rows):
     proc.wait()
 
 
-@pytest.mark.parametrize("script", ["sar_ppo.py", "figar_ppo.py"])
-def test_a_run_killed_at_three_moments_and_resumed_gives_the_uninterrupted_runs_rows(tmp_path, script):
-    flags = ["--total-steps", "2048", "--num-steps", "256", "--update-epochs", "1", "--minibatch-size", "128",
+@pytest.mark.parametrize("script,learner_flags", [
+    ("sar_ppo.py", ["--update-epochs", "1", "--minibatch-size", "128"]),
+    ("figar_ppo.py", ["--update-epochs", "1", "--minibatch-size", "128"]), ("sar_ppo.py", ["--a2c"]),
+    ("sar_trpo.py", ["--vf-minibatch-size", "128"]), ("figar_trpo.py", ["--vf-minibatch-size", "128"])])
+def test_a_run_killed_at_three_moments_and_resumed_gives_the_uninterrupted_runs_rows(tmp_path, script, learner_flags):
+    flags = ["--total-steps", "2048", "--num-steps", "256", *learner_flags,
              "--checkpoint-every", "2", "--noise", "ext-force", "--noise-prob", "0.3"]  # the env's RNG matters too
     train(script, tmp_path, *flags, name="whole")
     cmd = [sys.executable, os.path.join(HERE, script), "--log-dir", str(tmp_path), "--run-name", "cut", *flags]
