@@ -783,7 +783,8 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.error = fail  # argparse's own errors as one line too
     p.add_argument("paths", nargs="+", help="run folders, or folders holding run folders")
-    p.add_argument("--out", default="results/figures", help="folder for the figures")
+    p.add_argument("--out", default="figures", help="folder for the figures"
+                   " (default figures/, git-ignored; the committed results/figures only if named)")
     p.add_argument("--x", choices=list(X_LABELS), default="decision_steps", help="x-axis of the curves")
     p.add_argument("--format", choices=["png", "pdf"], default="png")
     p.add_argument("--kinds", nargs="+", choices=KINDS, default=KINDS[:5],
@@ -818,6 +819,10 @@ def main(argv=None):
         if not os.path.isdir(path):
             fail(f"{path} is a file; give a run folder or a folder holding run folders")
     promises.check_folder("--out", args.out)
+    if "/" in args.prefix:
+        fail(f"--prefix: {args.prefix!r} holds a '/'; it starts the file names inside --out")
+    if not os.path.isfile(args.random_returns):
+        fail(f"--random-returns: no file {args.random_returns}; benchmark/random_returns.py writes one")
     if args.window is not None and not (0 <= args.window[0] < args.window[1]):
         fail(f"--window: {args.window[0]:g} {args.window[1]:g}; it needs 0 <= FROM < TO")
     if args.window is not None and not (args.table or args.summary):

@@ -353,7 +353,8 @@ def parse_args(argv=None):
     # Evaluation, logs, checkpoints
     p.add_argument("--eval-every", type=within(int, 0, 10 ** 9), default=0, help="updates between evaluations")
     p.add_argument("--eval-episodes", type=within(int, 1, 1000), default=5, help="episodes per evaluation")
-    p.add_argument("--log-dir", default="runs", help="runs are written to <log-dir>/<run-name>/")
+    p.add_argument("--log-dir", type=checked(str, bool, "must name a folder"), default="runs",
+                   help="runs are written to <log-dir>/<run-name>/")
     p.add_argument("--run-name", type=checked(str, lambda v: v.strip(".") and "/" not in v and len(v) < 200, "must be "
                    "a folder name under 200 characters"), help="default: <env>__<method>__dt<δ>[__<noise>]__s<seed>")
     p.add_argument("--checkpoint-every", type=within(int, 1, 10 ** 9), default=1, help="updates between checkpoints")
@@ -363,12 +364,14 @@ def parse_args(argv=None):
     args = p.parse_args(argv)
 
     try:
-        args.dt = envs.resolve_dt(args.env_id, args.dt or ("lowest" if args.env_id in envs.DT_TABLE else None))
+        default_dt = "lowest" if args.env_id in envs.DT_TABLE else None  # given empty, --dt is bad input
+        args.dt = envs.resolve_dt(args.env_id, default_dt if args.dt is None else args.dt)
         obs_dim = envs.make_env(args.env_id).observation_space.shape[0] if args.delta_dims else 1
     except ValueError as e:
         name, _, message = str(e).partition(": ")
         fail(f"--{name.replace('_', '-')}: {message}")
     task = args.env_id.split("-")[0]
+    default_max_d = 1.0 if args.norm == "l2" else 0.5
     for flag, ok, rule in [  # what no single flag sees
             ("--max-t", args.no_repeat or args.max_t > args.dt * (1 + 1e-9) or args.max_t == args.dt == 0.05
              and envs.is_paper_task(args.env_id), f"{args.max_t:g} s is not above δ = {args.dt:g} s, so no action "
@@ -380,12 +383,13 @@ def parse_args(argv=None):
             ("--hold-penalty", not args.hold_penalty or task in envs.HOLD_PENALTY,
              f"App. H defines it for {', '.join(envs.HOLD_PENALTY)} only, not {args.env_id}"),
             ("--lambda-dt", not (args.no_repeat and args.lambda_dt is not None), "has no meaning with --no-repeat"),
+            ("--max-d/--max-t/--norm", not args.no_repeat or args.max_d in (None, default_max_d)
+             and args.max_t == 0.05 and args.norm == "l1", "have no meaning with --no-repeat"),
             ("--delta-dims", not (args.no_repeat and args.delta_dims), "has no meaning with --no-repeat"),
             ("--delta-dims", max(args.delta_dims or [0]) < obs_dim, f"{args.env_id} has dims 0 to {obs_dim - 1}")]:
         if not ok:
             fail(f"{flag}: {rule}")
     args.norm_obs, args.norm_reward = (task != "Ant" if on is None else on for on in (args.norm_obs, args.norm_reward))
-    default_max_d = 1.0 if args.norm == "l2" else 0.5
     args.max_d = default_max_d if args.max_d is None else args.max_d
 
     # The method's name: its base, then each method flag off its default (the paper's variants, App. I)
@@ -593,11 +597,7 @@ def open_run(args, learner, rng, config):
     if args.resume and os.path.exists(checkpoint):
         try:
             state = torch.load(checkpoint, weights_only=True)
-            made = {**FLAGS_ADDED_LATER, **state["config"]}  # a run made before a flag existed had its default
-            changed = ["--" + k.replace("_", "-") for k, v in vars(args).items()
-                       if k not in RESUMABLE_CHANGES and made.get(k) != v]
-            if changed:
-                fail(f"--resume: {run_dir} was made with other {', '.join(changed)}")
+            refuse_changed_flags(args, state["config"], run_dir)
             for name, part in learner.items():
                 load_stats(part, state[name]) if isinstance(part, RunningMeanStd) else part.load_state_dict(state[name])
             torch.set_rng_state(state["torch_rng"])
@@ -611,6 +611,11 @@ def open_run(args, learner, rng, config):
             done = int(([""] + Path(progress).read_text().split("\n")[1:-1])[-1].split(",")[0] or 0)
         except (OSError, ValueError) as e:
             fail(f"--resume: cannot read {progress} ({type(e).__name__}), and there is no checkpoint.pt")
+        if done:  # finished, or not: its config.json holds the flags it was made with
+            try:
+                refuse_changed_flags(args, json.loads(Path(run_dir, "config.json").read_text()), run_dir)
+            except (OSError, ValueError) as e:
+                fail(f"--resume: cannot read {run_dir}/config.json ({type(e).__name__}), and there is no checkpoint.pt")
         if 0 < done < args.total_steps:
             fail(f"--resume: {run_dir} has {done:,} decisions but no checkpoint.pt to continue from")
     if done >= args.total_steps:
@@ -626,6 +631,14 @@ def open_run(args, learner, rng, config):
     if state is None:
         save_checkpoint(run)  # update 0: a run killed before its first update's checkpoint resumes from the start
     return run
+
+
+def refuse_changed_flags(args, made, run_dir):
+    made = {**FLAGS_ADDED_LATER, **made}  # a run made before a flag existed had its default
+    changed = ["--" + k.replace("_", "-") for k, v in vars(args).items()
+               if k not in RESUMABLE_CHANGES and made.get(k) != v]
+    if changed:
+        fail(f"--resume: {run_dir} was made with other {', '.join(changed)}")
 
 
 def log_row(run, row, checkpoint, episode=None):  # the row reaches the disk before the checkpoint that holds it

@@ -552,13 +552,28 @@ def test_plot_bad_paths_and_values_exit_2_with_one_line(tmp_path, capsys):
                         ([str(tmp_path), "--kinds", "pie"], "--kinds"),
                         ([str(tmp_path), "--table", "--window", "3", "1"], "--window"),
                         ([str(tmp_path), "--window", "1", "3"], "add --table"),
-                        ([str(tmp_path), "--table", "--x", "physical_time_s", "--window", "5", "30"], "before 30")]:
+                        ([str(tmp_path), "--table", "--x", "physical_time_s", "--window", "5", "30"], "before 30"),
+                        ([str(tmp_path), "--prefix", "../../escape_"], "--prefix"),
+                        ([str(tmp_path), "--random-returns", str(tmp_path / "none.csv")], "--random-returns")]:
         with pytest.raises(SystemExit) as exit_info:
             plot.main(argv + ["--out", str(tmp_path / "figures")])
         err = capsys.readouterr().err
         assert exit_info.value.code == 2 and err.count("\n") == 1 and named in err, (argv, err)
         assert "not a folder" not in err
     assert not (tmp_path / "figures").exists()
+
+
+def test_plot_without_out_draws_into_figures_here_and_leaves_the_committed_ones(tmp_path, capsys, monkeypatch):
+    fake_run(tmp_path / "runs", "sar1", 10.0)
+    committed = {f: os.path.getmtime(f) for f in glob.glob(os.path.join(HERE, "results", "figures", "*"))}
+    monkeypatch.chdir(tmp_path)
+    assert plot.main([str(tmp_path / "runs"), "--kinds", "curves"]) == 0
+    assert glob.glob(str(tmp_path / "figures" / "*.png"))
+    capsys.readouterr()
+    assert {f: os.path.getmtime(f) for f in glob.glob(os.path.join(HERE, "results", "figures", "*"))} == committed
+    with pytest.raises(SystemExit) as exit_info:
+        plot.main([str(tmp_path / "runs"), "--out", ""])
+    assert exit_info.value.code == 2 and capsys.readouterr().err.endswith("error: --out: empty; give a folder\n")
 
 
 def test_plot_window_averages_the_return_of_the_updates_whose_x_lies_in_it(tmp_path, capsys):
@@ -834,6 +849,16 @@ def test_resume_with_other_method_flags_exits_2_and_changes_nothing(tmp_path):
     assert [int(r["decision_steps"]) for r in rows_of(tmp_path)] == [256, 512, 768, 1024]
 
 
+@pytest.mark.parametrize("script,flag", [("sar_ppo.py", ["--norm", "l2"]), ("sar_trpo.py", ["--max-kl", "0.02"])])
+def test_resume_of_a_finished_run_without_its_checkpoint_still_refuses_other_flags(tmp_path, script, flag):
+    flags = ["--total-steps", "256", "--num-steps", "256"]
+    train(script, tmp_path, *flags)
+    (tmp_path / "run" / "checkpoint.pt").unlink()  # as in a fresh clone: config.json holds the flags
+    result = train(script, tmp_path, *flags, "--resume", *flag, check=False)
+    assert result.returncode == 2 and result.stderr.count("\n") == 1 and flag[0] in result.stderr, result.stderr
+    assert "is finished" in train(script, tmp_path, *flags, "--resume").stdout
+
+
 def test_variants_get_their_own_method_name_and_run_name():
     args = sar_ppo.parse_args(["--norm", "l2", "--max-t", "inf"])
     assert args.method == "SAR-PPO (l2, no limit on t)" and "__sar-l2-no-limit-t__" in args.run_name
@@ -1046,7 +1071,7 @@ MORE_BAD_FLAGS = [  # (flags, text the one line must hold), for both scripts
     (["--hold-penalty", "--env-id", "Ant-v5"], "Ant-v5"), (["--delta-dims", "2,9"], "--delta-dims"),
     (["--clip-coef", "1e308"], "--clip-coef"), (["--update-epochs", "1000000000000"], "--update-epochs"),
     (["--run-name", "x" * 300], "--run-name"), (["--adam-eps", "1e-320"], "--adam-eps"),
-    (["--vf-coef", "1e308"], "--vf-coef"),
+    (["--vf-coef", "1e308"], "--vf-coef"), (["--dt", ""], "--dt"), (["--log-dir", ""], "--log-dir"),
 ]
 
 
@@ -1966,6 +1991,13 @@ def test_check_reproducible_compares_only_the_rows_a_run_has(tiny_run, capsys):
     assert capsys.readouterr().out.startswith(f"identical: first 2 rows of {tiny_run}")
 
 
+@pytest.mark.parametrize("script,flags", [("sar_ppo.py", ["--a2c"]), ("figar_trpo.py", ["--num-steps", "256"])])
+def test_check_reproducible_remakes_an_a2c_and_a_trpo_run(tmp_path, capsys, script, flags):
+    train(script, tmp_path, "--total-steps", "512", *flags)  # with its config.json's flags: --a2c sets the epochs
+    assert check_reproducible.main([str(tmp_path / "run"), "--updates", "2"]) == 0
+    assert capsys.readouterr().out.startswith(f"identical: first 2 rows of {tmp_path / 'run'}")
+
+
 @pytest.mark.parametrize("name,args,named", [("speed.py", ["--threads", "0"], "--threads"),
                                              ("profile_parts.py", ["--quick"], "--quick")])
 def test_speed_scripts_bad_input_says_one_line_and_exits_2(name, args, named):
@@ -2339,9 +2371,17 @@ def test_a2c_flag_trains_with_table_4s_settings_under_the_a2c_names(tmp_path, sc
     assert [int(r["decision_steps"]) for r in read_csv(run / "progress.csv")] == [256, 512]
 
 
-@pytest.mark.parametrize("flag", ["--update-epochs", "--minibatch-size"])
-def test_a2c_refuses_flags_that_would_make_it_another_learner(flag, capsys):
-    assert_exits_2_naming(sar_ppo.parse_args, ["--a2c", flag, "4"], flag, capsys)
+@pytest.mark.parametrize("flag", ["--update-epochs", "--minibatch-size", "--clip-coef"])
+@pytest.mark.parametrize("module", [sar_ppo, figar_ppo])
+def test_a2c_refuses_flags_that_would_make_it_another_learner_or_do_nothing(module, flag, capsys):
+    assert_exits_2_naming(module.parse_args, ["--a2c", flag, "4"], flag, capsys)
+
+
+@pytest.mark.parametrize("flags", [["--max-t", "0.002"], ["--max-d", "0.3"], ["--norm", "l2"]], ids=" ".join)
+@pytest.mark.parametrize("module", [sar_ppo, sar_trpo])
+def test_the_plain_learner_refuses_sars_flags_that_would_do_nothing(module, flags, capsys):
+    assert_exits_2_naming(module.parse_args, ["--no-repeat", *flags], "have no meaning with --no-repeat", capsys)
+    assert module.parse_args(["--no-repeat", "--max-t", "0.05", "--max-d", "0.5"]).method.split()[0] in ("PPO", "TRPO")
 
 
 TRPO_BAD_FLAGS = [(f, n) for f, n in MORE_BAD_FLAGS if n not in ("--learning-rate", "--clip-coef", "--vf-coef",
@@ -2762,7 +2802,8 @@ def fake_python_recording(tmp_path):
     return {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "PYTHON": str(bin_dir / "python")}
 
 
-@pytest.mark.parametrize("args", [["nonsense"], ["2", "nonsense"], ["--list", "nonsense"]], ids=" ".join)
+@pytest.mark.parametrize("args", [["nonsense"], ["2", "nonsense"], ["--list", "nonsense"], [""], ["99999999999999999999"]],
+                         ids=lambda args: " ".join(args) or "empty")
 @pytest.mark.parametrize("path", SHELL_COMMANDS, ids=[os.path.relpath(p, HERE) for p in SHELL_COMMANDS])
 def test_every_shell_command_refuses_a_bad_argument_in_one_line_and_starts_nothing(path, args, tmp_path):
     before = git_status()

@@ -30,6 +30,8 @@ def command(config, updates, log_dir):
         flag = "--" + key.replace("_", "-")
         if key in NOT_FLAGS or value is None or value is False and key not in ("norm_obs", "norm_reward"):
             continue
+        if config.get("a2c") and key in ("update_epochs", "minibatch_size"):  # --a2c sets them (and refuses them)
+            continue
         text = ",".join(map(str, value)) if isinstance(value, list) else str(value)  # --delta-dims 2,3
         flags += [flag] if value is True else [f"--no-{flag[2:]}"] if value is False else [flag, text]
     return [sys.executable, os.path.join(HERE, script), *flags, "--total-steps", str(updates * config["num_steps"]),

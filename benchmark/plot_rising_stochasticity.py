@@ -51,7 +51,8 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.error = fail
     p.add_argument("paths", nargs="+", help="run folders, or folders holding them")
-    p.add_argument("--out", default=os.path.join(ROOT, "results", "figures"), help="folder of the figure")
+    p.add_argument("--out", default="figures", help="folder of the figure"
+                   " (default figures/, git-ignored; the committed results/figures only if named)")
     args = p.parse_args(argv)
     for path in args.paths:
         if not os.path.isdir(path):

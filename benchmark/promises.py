@@ -60,6 +60,8 @@ def check_writable(flag, path):
 
 def check_folder(flag, path):
     """`path` is a folder or can be made as one, checked without writing anything."""
+    if not path:
+        fail(f"{flag}: empty; give a folder")
     folder = os.path.abspath(path)
     while not os.path.exists(folder):  # the folder it will be made in
         folder = os.path.dirname(folder)

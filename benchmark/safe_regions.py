@@ -154,7 +154,8 @@ def main(argv=None):
     p.add_argument("--draw", type=within(int, 1, 10_000), default=40, help="decisions drawn in the picture (default 40)")
     p.add_argument("--decisions", type=within(int, 10, 10 ** 7), default=20_000, help="decisions of the long rollout (default 20,000)")
     p.add_argument("--seed", type=within(int, 0, 2 ** 31 - 2), default=1, help="seed of the rollouts' episodes (default 1)")
-    p.add_argument("--out", default=os.path.join(ROOT, "results", "figures"), help="folder of the figures")
+    p.add_argument("--out", default="figures", help="folder of the figures"
+                   " (default figures/, git-ignored; the committed results/figures only if named)")
     args = p.parse_args(argv)
     check_folder("--out", args.out)
     config, env, record, repetition, policy = load(args.run)
