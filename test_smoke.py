@@ -1973,6 +1973,16 @@ def test_benchmark_bad_input_says_one_line_exits_2_and_writes_nothing(model_run,
     assert sorted(after) == sorted(before)
 
 
+def test_status_tells_a_run_made_with_other_flags_from_a_finished_one(tiny_run, capsys, monkeypatch):
+    config = json.loads((tiny_run / "config.json").read_text())
+    command = (f"python sar_ppo.py --log-dir {tiny_run.parent} --run-name run --total-steps 512 --num-steps "
+               f"{config['num_steps']} --update-epochs {config['update_epochs']} --minibatch-size {config['minibatch_size']}")
+    for extra, expected in (("", "finished: 1"), (" --norm l2", "made with other flags: 1")):
+        monkeypatch.setattr(sys, "stdin", io.StringIO(command + extra + "\n"))
+        status.main([])
+        assert expected in capsys.readouterr().out.splitlines()
+
+
 def test_status_refuses_an_unbalanced_quote_in_one_line(capsys, monkeypatch):
     monkeypatch.setattr(sys, "stdin", io.StringIO("python sar_ppo.py --run-name 'half\n"))
     exits_2_with_one_line(lambda: status.main([]), "closing quotation", capsys)

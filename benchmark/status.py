@@ -7,12 +7,14 @@
 Reads the commands on stdin (`python sar_ppo.py ...`, or of figar_ppo.py, sar_trpo.py, figar_trpo.py, one per
 line, run from the project's folder as the figure scripts do), finds each one's run folder with the script's own flag
 parsing, and compares the last whole row of its progress.csv with its --total-steps. An unfinished run
-can be resumed only if it has a checkpoint.pt (shown). The figure scripts call it with --check before
+can be resumed only if it has a checkpoint.pt (shown). A run folder whose config.json holds other flags than the
+command's (say --max-kl) is "made with other flags": the command would refuse to resume it. The figure scripts call it with --check before
 drawing, so that no figure is drawn from an incomplete set of runs.
 """
 import argparse
 import contextlib
 import io
+import json
 import os
 import shlex
 import signal
@@ -63,6 +65,12 @@ def status(command):
         fail(f"{folder}/progress.csv is unreadable ({brief(e)}); move it aside, or resume the run to rebuild it")
     whole = [line.split(",") for line in lines[1:] if line.count(",") == len(module.COLUMNS) - 1]
     decisions = int(whole[-1][0]) if whole and whole[-1][0].isdigit() else 0
+    try:  # the flags the run was made with, as the script compares them on --resume
+        made = {**module.FLAGS_ADDED_LATER, **json.load(open(os.path.join(folder, "config.json")))}
+        if any(made.get(k) != v for k, v in vars(args).items() if k not in module.RESUMABLE_CHANGES):
+            return "made with other flags", folder, decisions
+    except (OSError, ValueError):  # no config.json yet (or a torn one): progress.csv alone says how far it is
+        pass
     return ("finished" if decisions >= args.total_steps else "unfinished"), folder, decisions
 
 
@@ -73,7 +81,7 @@ def main(argv=None):
     p.add_argument("--check", action="store_true", help="exit status 1, with one line on stderr, unless every run is finished")
     args = p.parse_args(argv)
     verbose = args.verbose
-    found = {"finished": [], "unfinished": [], "not started": []}
+    found = {"finished": [], "unfinished": [], "not started": [], "made with other flags": []}
     for line in sys.stdin:  # a bad line stops it before anything is printed
         if line.strip():
             state, folder, decisions = status(line)
@@ -81,12 +89,15 @@ def main(argv=None):
             folder = os.path.relpath(folder, ROOT) if folder.startswith(ROOT + os.sep) else folder
             found[state].append(f"{folder} at {decisions:,} decisions{resumable}" if state == "unfinished" else folder)
     for state, folders in found.items():
+        if state == "made with other flags" and not folders:  # said only when there are some
+            continue
         print(f"{state}: {len(folders)}")
         for folder in folders if verbose or state != "finished" else []:
             print(f"  {folder}")
-    left = len(found["unfinished"]) + len(found["not started"])
+    left = len(found["unfinished"]) + len(found["not started"]) + len(found["made with other flags"])
     if args.check and left:
-        print(f"{os.path.basename(sys.argv[0])}: {left} of {left + len(found['finished'])} runs are not finished",
+        print(f"{os.path.basename(sys.argv[0])}: {left} of {left + len(found['finished'])} runs are not finished "
+              "with these flags",
               file=sys.stderr)
         sys.exit(1)
 
