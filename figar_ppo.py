@@ -508,7 +508,7 @@ def open_run(args, learner, rng, config):
             done = int(([""] + Path(progress).read_text().split("\n")[1:-1])[-1].split(",")[0] or 0)
         except (OSError, ValueError) as e:
             fail(f"--resume: cannot read {progress} ({type(e).__name__}), and there is no checkpoint.pt")
-        if done:  # finished, or not: its config.json holds the flags it was made with
+        if done:  # rows logged: refuse other flags as a checkpoint would; config.json holds them
             try:
                 refuse_changed_flags(args, json.loads(Path(run_dir, "config.json").read_text()), run_dir)
             except (OSError, ValueError) as e:

@@ -381,8 +381,8 @@ def main(argv=None):
     learner = {"agent": agent, "optimizer": optimizer, "obs_rms": obs_rms, "ret_rms": ret_rms}
     config = {**vars(args), "dt": dt, "dt0": dt0, "gamma_dt": gamma_dt}
     run = open_run(args, learner, rng, config)  # a finished run ends here; a resumed one is loaded
-    if run["counters"]["update"]:  # resumed: π's parameters become views into one vector, as trpo_update leaves
-        policy = policy_parameters(agent)  # them, so that every product rounds as in the uninterrupted run
+    if run["counters"]["update"]:  # resumed after an update: π's parameters become views into one vector, as
+        policy = policy_parameters(agent)  # trpo_update leaves them, so that every product rounds as it did before
         vector_to_parameters(parameters_to_vector(policy), policy)
 
     # Rollout storage (decision level)
@@ -535,7 +535,7 @@ def open_run(args, learner, rng, config):
             done = int(([""] + Path(progress).read_text().split("\n")[1:-1])[-1].split(",")[0] or 0)
         except (OSError, ValueError) as e:
             fail(f"--resume: cannot read {progress} ({type(e).__name__}), and there is no checkpoint.pt")
-        if done:  # finished, or not: its config.json holds the flags it was made with
+        if done:  # rows logged: refuse other flags as a checkpoint would; config.json holds them
             try:
                 refuse_changed_flags(args, json.loads(Path(run_dir, "config.json").read_text()), run_dir)
             except (OSError, ValueError) as e:

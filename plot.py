@@ -500,7 +500,7 @@ def grid_figure(groups, setting, x_key, smooth, tasks=None):
 
 
 def read_random_returns(path):
-    """{env_id: R_random} from benchmark/random_returns.py's CSV; {} (with a warning) if it is missing."""
+    """{env_id: R_random} from benchmark/random_returns.py's CSV; {} (with a warning) if it cannot be read."""
     try:
         with open(path, newline="") as f:
             return {r["env_id"]: float(r["return_mean"]) for r in csv.DictReader(f)}
@@ -821,7 +821,7 @@ def main(argv=None):
     promises.check_folder("--out", args.out)
     if "/" in args.prefix:
         fail(f"--prefix: {args.prefix!r} holds a '/'; it starts the file names inside --out")
-    if not os.path.isfile(args.random_returns):
+    if "normalised" in args.kinds and not os.path.isfile(args.random_returns):
         fail(f"--random-returns: no file {args.random_returns}; benchmark/random_returns.py writes one")
     if args.window is not None and not (0 <= args.window[0] < args.window[1]):
         fail(f"--window: {args.window[0]:g} {args.window[1]:g}; it needs 0 <= FROM < TO")

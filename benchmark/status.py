@@ -1,15 +1,15 @@
-"""Which runs of a figure script are finished, unfinished or not started, without running anything.
+"""Which runs of a figure script are finished, unfinished, not started or made with other flags, running nothing.
 
     bash benchmark/fig_five_tasks.sh --list | python benchmark/status.py        # counts, and the runs left
     bash benchmark/fig_five_tasks.sh --list | python benchmark/status.py -v     # every run
     bash benchmark/fig_five_tasks.sh --list | python benchmark/status.py --check  # exit 1 unless all finished
 
 Reads the commands on stdin (`python sar_ppo.py ...`, or of figar_ppo.py, sar_trpo.py, figar_trpo.py, one per
-line, run from the project's folder as the figure scripts do), finds each one's run folder with the script's own flag
-parsing, and compares the last whole row of its progress.csv with its --total-steps. An unfinished run
-can be resumed only if it has a checkpoint.pt (shown). A run folder whose config.json holds other flags than the
-command's (say --max-kl) is "made with other flags": the command would refuse to resume it. The figure scripts call it with --check before
-drawing, so that no figure is drawn from an incomplete set of runs.
+line, run from the project's folder as the figure scripts do), finds each one's run folder with the script's own
+flag parsing, and compares the last whole row of its progress.csv with its --total-steps. An unfinished run
+can be resumed only if it has a checkpoint.pt (shown). A run with rows whose config.json holds other flags
+than the command's (say --max-kl) is "made with other flags": the command would refuse to resume it. The
+figure scripts call it with --check before drawing, so that no figure is drawn from an incomplete set of runs.
 """
 import argparse
 import contextlib
@@ -19,6 +19,7 @@ import os
 import shlex
 import signal
 import sys
+from pathlib import Path
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
@@ -53,7 +54,8 @@ def training_args(command):
 
 
 def status(command):
-    """(state, run folder, decisions in whole rows) of one command line; state: finished, unfinished or not started."""
+    """(state, run folder, decisions in whole rows) of one command line; state: finished, unfinished, not started
+    or made with other flags."""
     module, args = training_args(command)
     folder = os.path.join(ROOT, args.log_dir, args.run_name)
     try:
@@ -65,11 +67,11 @@ def status(command):
         fail(f"{folder}/progress.csv is unreadable ({brief(e)}); move it aside, or resume the run to rebuild it")
     whole = [line.split(",") for line in lines[1:] if line.count(",") == len(module.COLUMNS) - 1]
     decisions = int(whole[-1][0]) if whole and whole[-1][0].isdigit() else 0
-    try:  # the flags the run was made with, as the script compares them on --resume
-        made = {**module.FLAGS_ADDED_LATER, **json.load(open(os.path.join(folder, "config.json")))}
-        if any(made.get(k) != v for k, v in vars(args).items() if k not in module.RESUMABLE_CHANGES):
+    try:  # the flags a run with rows was made with, as the script compares them on --resume
+        made = {**module.FLAGS_ADDED_LATER, **json.loads(Path(folder, "config.json").read_text())} if decisions else {}
+        if made and any(made.get(k) != v for k, v in vars(args).items() if k not in module.RESUMABLE_CHANGES):
             return "made with other flags", folder, decisions
-    except (OSError, ValueError):  # no config.json yet (or a torn one): progress.csv alone says how far it is
+    except (OSError, ValueError):  # no config.json (or a torn one): progress.csv alone says how far it is
         pass
     return ("finished" if decisions >= args.total_steps else "unfinished"), folder, decisions
 
