@@ -2820,6 +2820,19 @@ def test_every_shell_command_refuses_a_bad_argument_in_one_line_and_starts_nothi
     assert not (tmp_path / "started").exists() and git_status() == before
 
 
+SEEDED_SCRIPTS = [p for p in SHELL_COMMANDS if "SEEDS" in open(p).read()]
+
+
+@pytest.mark.parametrize("seeds", ["x", "", "1,2", "-1"])
+@pytest.mark.parametrize("path", SEEDED_SCRIPTS, ids=os.path.basename)
+def test_a_figure_script_refuses_bad_seeds_in_one_line_before_listing_or_running(path, seeds, tmp_path):
+    env = {**fake_python_recording(tmp_path), "SEEDS": seeds}
+    for args in (["--list"], ["2"]):
+        result = subprocess.run(["bash", path, *args], capture_output=True, text=True, timeout=30, env=env)
+        assert result.returncode == 2 and result.stderr.count("\n") == 1 and "SEEDS" in result.stderr
+        assert result.stdout == "" and not (tmp_path / "started").exists()
+
+
 # ---- K: a full disk, simulated by a file-size limit (writes past it fail with EFBIG; Python ignores SIGXFSZ)
 def full_disk(limit=0):
     return lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))

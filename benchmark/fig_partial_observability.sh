@@ -4,7 +4,8 @@
 # InvertedDoublePendulum-v5 (300,000); then its figures, results/figures/*_ext-force-perceptible+hold-penalty_*.
 #   bash benchmark/fig_partial_observability.sh [workers]  |  --list  |  SEEDS="1 2 3" (default)
 cd "$(dirname "$0")/.."
-SEEDS=${SEEDS:-1 2 3}
+SEEDS=${SEEDS-1 2 3}  # given empty, it is bad input, not the default
+[[ $SEEDS =~ ^\ *[0-9]+(\ +[0-9]+)*\ *$ ]] || { echo "$(basename "$0"): error: SEEDS: whole numbers separated by spaces, got '$SEEDS'" >&2; exit 2; }
 commands() {
   for spec in "InvertedPendulum-v5 200000" "InvertedDoublePendulum-v5 300000"; do
     set -- $spec

@@ -3,7 +3,8 @@
 # ext-force and ext-force-perceptible; SAR-PPO vs FiGAR-C-PPO, 200,000 decisions.
 #   bash benchmark/fig_stochastic.sh [workers]  |  --list  |  SEEDS="1 2 3" (default)
 cd "$(dirname "$0")/.."
-SEEDS=${SEEDS:-1 2 3}
+SEEDS=${SEEDS-1 2 3}  # given empty, it is bad input, not the default
+[[ $SEEDS =~ ^\ *[0-9]+(\ +[0-9]+)*\ *$ ]] || { echo "$(basename "$0"): error: SEEDS: whole numbers separated by spaces, got '$SEEDS'" >&2; exit 2; }
 commands() {
   for noise in action ext-force ext-force-perceptible; do
     for seed in $SEEDS; do
