@@ -2833,6 +2833,17 @@ def test_a_figure_script_refuses_bad_seeds_in_one_line_before_listing_or_running
         assert result.stdout == "" and not (tmp_path / "started").exists()
 
 
+@pytest.mark.parametrize("script, variable, value", [("fig_hopper_1m.sh", "METHODS", ""), ("fig_hopper_1m.sh", "METHODS", " "),
+                                                     ("full_grid.sh", "LOG_DIR", ""), ("full_grid.sh", "LOG_DIR", "my runs")])
+def test_a_figure_script_refuses_an_empty_or_unusable_setting_in_one_line(script, variable, value, tmp_path):
+    env = {**fake_python_recording(tmp_path), variable: value}
+    for args in (["--list"], ["2"]):
+        result = subprocess.run(["bash", os.path.join(BENCHMARK, script), *args], capture_output=True, text=True,
+                                timeout=30, env=env)
+        assert result.returncode == 2 and result.stderr.count("\n") == 1 and variable in result.stderr
+        assert result.stdout == "" and not (tmp_path / "started").exists()
+
+
 # ---- K: a full disk, simulated by a file-size limit (writes past it fail with EFBIG; Python ignores SIGXFSZ)
 def full_disk(limit=0):
     return lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))

@@ -10,7 +10,7 @@
 cd "$(dirname "$0")/.."
 SEEDS=${SEEDS-1 2 3}  # given empty, it is bad input, not the default
 [[ $SEEDS =~ ^\ *[0-9]+(\ +[0-9]+)*\ *$ ]] || { echo "$(basename "$0"): error: SEEDS: whole numbers separated by spaces, got '$SEEDS'" >&2; exit 2; }
-METHODS=${METHODS:-sar ppo figar}
+METHODS=${METHODS-sar ppo figar}  # given empty, it is bad input, not the default
 scripts=()
 for method in $METHODS; do
   case $method in
@@ -18,6 +18,7 @@ for method in $METHODS; do
     *) echo "fig_hopper_1m.sh: error: METHODS: sar, ppo or figar, got '$method'" >&2; exit 2;;
   esac
 done
+[ ${#scripts[@]} -gt 0 ] || { echo "fig_hopper_1m.sh: error: METHODS: one or more of sar, ppo, figar, got '$METHODS'" >&2; exit 2; }
 commands() {
   for script in "${scripts[@]}"; do
     for seed in $SEEDS; do
