@@ -500,13 +500,15 @@ def grid_figure(groups, setting, x_key, smooth, tasks=None):
 
 
 def read_random_returns(path):
-    """{env_id: R_random} from benchmark/random_returns.py's CSV; {} (with a warning) if it cannot be read."""
+    """{env_id: R_random} from benchmark/random_returns.py's CSV; ValueError if it cannot be read or has no row."""
     try:
         with open(path, newline="") as f:
-            return {r["env_id"]: float(r["return_mean"]) for r in csv.DictReader(f)}
-    except (OSError, KeyError, ValueError, TypeError) as e:
-        print(f"warning: no R_random ({path}: {type(e).__name__}: {e}); run benchmark/random_returns.py", file=sys.stderr)
-        return {}
+            returns = {r["env_id"]: float(r["return_mean"]) for r in csv.DictReader(f)}
+    except (OSError, KeyError, ValueError, TypeError, UnicodeDecodeError, csv.Error) as e:
+        raise ValueError(f"{path} is not benchmark/random_returns.py's CSV ({promises.brief(e)})") from None
+    if not returns:
+        raise ValueError(f"{path} has no row; benchmark/random_returns.py writes one per task")
+    return returns
 
 
 def normalised_finals(groups, setting, random_returns):
@@ -779,6 +781,12 @@ def draw(groups, args, learner=""):
     return written
 
 
+def nonempty(text):  # --only: an empty text is in every run's name
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty text matches every run; leave it out")
+    return text
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.error = fail  # argparse's own errors as one line too
@@ -804,7 +812,8 @@ def main(argv=None):
                    help="the tables' return: each run's mean training return over the updates whose --x lies "
                         "in [FROM, TO] (e.g. --x physical_time_s --window 8600 9200), not over its last 10%% "
                         "of decisions; every run must reach TO")
-    p.add_argument("--only", nargs="+", default=None, help="only run folders whose name contains one of these texts")
+    p.add_argument("--only", nargs="+", type=nonempty, default=None,
+                   help="only run folders whose name contains one of these texts")
     p.add_argument("--learner", choices=LEARNERS, help="only this learner's methods (default: each its own figures)")
     p.add_argument("--random-returns", default=RANDOM_RETURNS, metavar="CSV",
                    help="R_random per task, from benchmark/random_returns.py (default results/random_returns.csv)")
@@ -823,6 +832,11 @@ def main(argv=None):
         fail(f"--prefix: {args.prefix!r} holds a '/'; it starts the file names inside --out")
     if "normalised" in args.kinds and not os.path.isfile(args.random_returns):
         fail(f"--random-returns: no file {args.random_returns}; benchmark/random_returns.py writes one")
+    try:  # read once before any work, where the normalised figure is drawn
+        if "normalised" in args.kinds:
+            read_random_returns(args.random_returns)
+    except ValueError as e:
+        fail(f"--random-returns: {e}")
     if args.window is not None and not (0 <= args.window[0] < args.window[1]):
         fail(f"--window: {args.window[0]:g} {args.window[1]:g}; it needs 0 <= FROM < TO")
     if args.window is not None and not (args.table or args.summary):

@@ -554,7 +554,9 @@ def test_plot_bad_paths_and_values_exit_2_with_one_line(tmp_path, capsys):
                         ([str(tmp_path), "--window", "1", "3"], "add --table"),
                         ([str(tmp_path), "--table", "--x", "physical_time_s", "--window", "5", "30"], "before 30"),
                         ([str(tmp_path), "--prefix", "../../escape_"], "--prefix"),
-                        ([str(tmp_path), "--random-returns", str(tmp_path / "none.csv")], "--random-returns")]:
+                        ([str(tmp_path), "--random-returns", str(tmp_path / "none.csv")], "--random-returns"),
+                        ([str(tmp_path), "--random-returns", str(tmp_path / "sar1" / "config.json")], "--random-returns"),
+                        ([str(tmp_path), "--only", ""], "--only")]:
         with pytest.raises(SystemExit) as exit_info:
             plot.main(argv + ["--out", str(tmp_path / "figures")])
         err = capsys.readouterr().err
@@ -2952,6 +2954,17 @@ def test_animate_reports_a_rollout_error_as_itself_not_as_opengl(model_run, tmp_
 def test_status_check_refuses_a_line_that_is_not_a_training_command(line, capsys, monkeypatch):
     monkeypatch.setattr(sys, "stdin", io.StringIO(line + "\n"))
     exits_2_with_one_line(lambda: status.main(["--check"]), line, capsys)
+
+
+@pytest.mark.parametrize("said, named", [("", "no command"), ("\n\n", "no command"),
+                                         ("python sar_ppo.py --env-id 'Hopper-v5\n", "closing quotation"),
+                                         ("python sar_ppo.py --help\n", "trains nothing"),
+                                         ("sar_ppo.py --env-id Hopper-v5\n", "not a command")])
+@pytest.mark.parametrize("tool", ["status", "grid_hours"])
+def test_status_and_grid_hours_read_the_same_commands_and_refuse_the_same_lines(tool, said, named, capsys, monkeypatch):
+    import grid_hours
+    monkeypatch.setattr(sys, "stdin", io.StringIO(said))
+    exits_2_with_one_line(lambda: {"status": status, "grid_hours": grid_hours}[tool].main([]), named, capsys)
 
 
 def test_run_sh_runs_each_command_with_its_quotes_intact(tmp_path):

@@ -15,20 +15,14 @@ import csv
 import json
 import math
 import os
-import shlex
 import signal
 import sys
 from collections import defaultdict
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
-import figar_ppo  # noqa: E402
-import figar_trpo  # noqa: E402
-import sar_ppo  # noqa: E402
-import sar_trpo  # noqa: E402
 from promises import fail, within  # noqa: E402 - beside this script
-
-SCRIPTS = {"sar_ppo.py": sar_ppo, "figar_ppo.py": figar_ppo, "sar_trpo.py": sar_trpo, "figar_trpo.py": figar_trpo}
+from status import training_args  # noqa: E402 - a training command's flags, as its script parses them
 
 
 def measured(folders):
@@ -76,11 +70,7 @@ def main(argv=None):
     for line in sys.stdin:
         if not line.strip():
             continue
-        words = shlex.split(line)
-        script = next((w for w in words if os.path.basename(w) in SCRIPTS), None)
-        if script is None:
-            fail(f"not a command of {', '.join(SCRIPTS)}: {line.strip()}")
-        flags = SCRIPTS[os.path.basename(script)].parse_args(words[words.index(script) + 1:])
+        _, flags = training_args(line)  # as status.py reads it: anything else is one line and exit 2
         rate, how = estimate(rates, (flags.env_id, flags.method, flags.dt, flags.noise))
         if rate is None:
             fail(f"no committed run of {flags.env_id} with {flags.method} to time: {line.strip()}")

@@ -90,6 +90,8 @@ def main(argv=None):
             resumable = " (checkpoint.pt)" if os.path.exists(os.path.join(folder, "checkpoint.pt")) else ""
             folder = os.path.relpath(folder, ROOT) if folder.startswith(ROOT + os.sep) else folder
             found[state].append(f"{folder} at {decisions:,} decisions{resumable}" if state == "unfinished" else folder)
+    if not any(found.values()):
+        fail("no command on stdin (pipe a figure script's --list into it)")
     for state, folders in found.items():
         if state == "made with other flags" and not folders:  # said only when there are some
             continue
