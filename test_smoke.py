@@ -1460,6 +1460,10 @@ def test_same_policy_across_dt_measures_each_dt_with_one_policy(capsys):
         same_policy_across_dt.main(["--model", "/nonexistent/model.pt"])
 
 
+def test_same_policy_across_dt_refuses_an_empty_model_rather_than_rolling_out_an_untrained_policy(capsys):
+    exits_2_with_one_line(lambda: same_policy_across_dt.main(["--model", ""]), "--model: empty", capsys)
+
+
 def test_same_policy_across_dt_reads_a_running_runs_checkpoint_as_its_model(tmp_path, capsys):
     import same_policy_across_dt
     train("sar_ppo.py", tmp_path, "--total-steps", "256", *TINY, "--save-model")

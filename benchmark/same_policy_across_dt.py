@@ -75,7 +75,9 @@ def main(argv=None):
     p.add_argument("--deterministic", action="store_true", help="act with the mean action")
     args = p.parse_args(argv)
     state, config = None, {"max_d": 0.5, "max_t": 0.05}
-    if args.model:
+    if args.model == "":  # given empty, it is bad input, not the untrained policy
+        sar_ppo.fail("--model: empty; give a run's model.pt, or leave --model out for an untrained policy")
+    if args.model is not None:
         try:
             state = torch.load(args.model, weights_only=True)
             with open(os.path.join(os.path.dirname(args.model), "config.json")) as f:
