@@ -861,6 +861,9 @@ def main(argv=None):
             for _, columns, folder in runs:
                 if columns[args.x][-1] < args.window[1]:
                     fail(f"--window: {folder} ends at {columns[args.x][-1]:g} {args.x}, before {args.window[1]:g}")
+                if math.isnan(window_return(columns, args.x, *args.window)):
+                    fail(f"--window: {folder} logs no return between {args.window[0]:g} and {args.window[1]:g} {args.x}; "
+                         "widen it")
         score = lambda columns: window_return(columns, args.x, *args.window)  # noqa: E731
         what = f"return at {X_LABELS[args.x]} {args.window[0]:g}–{args.window[1]:g}"
     if args.summary:

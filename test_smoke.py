@@ -553,6 +553,7 @@ def test_plot_bad_paths_and_values_exit_2_with_one_line(tmp_path, capsys):
                         ([str(tmp_path), "--table", "--window", "3", "1"], "--window"),
                         ([str(tmp_path), "--window", "1", "3"], "add --table"),
                         ([str(tmp_path), "--table", "--x", "physical_time_s", "--window", "5", "30"], "before 30"),
+                        ([str(tmp_path), "--table", "--window", "0", "1"], "logs no return between 0 and 1"),
                         ([str(tmp_path), "--prefix", "../../escape_"], "--prefix"),
                         ([str(tmp_path), "--random-returns", str(tmp_path / "none.csv")], "--random-returns"),
                         ([str(tmp_path), "--random-returns", str(tmp_path / "sar1" / "config.json")], "--random-returns"),
