@@ -1556,6 +1556,14 @@ def test_slurm_sh_refuses_bad_input_in_one_line_before_any_work(tmp_path, args, 
     assert sorted(os.listdir(tmp_path)) == ["commands.txt", "empty.txt"]  # nothing written
 
 
+def test_slurm_sh_passes_on_the_figure_scripts_own_reason_when_its_list_fails(monkeypatch):
+    monkeypatch.setenv("SEEDS", "abc")  # slurm_sh() clears SEEDS, so slurm.sh is called here directly
+    done = subprocess.run(["bash", os.path.join(HERE, "benchmark", "slurm.sh"), SLURM_LIST], cwd=HERE, capture_output=True,
+                          text=True, timeout=60, env={**os.environ, "SLURM_ARRAY_TASK_ID": "1"})
+    assert done.returncode == 2 and done.stdout == "" and done.stderr.count("\n") == 1
+    assert "--list failed" in done.stderr and "SEEDS: whole numbers" in done.stderr
+
+
 def test_slurm_sh_runs_the_tasks_line_from_the_projects_folder_with_one_thread(tmp_path):
     show = "python -c 'import os, sys; print(os.getcwd(), os.environ[\"OMP_NUM_THREADS\"], sys.argv[1:])'"
     (tmp_path / "commands.txt").write_text(f"true\n\n{show} 'a b' c\nfalse\n")

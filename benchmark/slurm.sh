@@ -37,7 +37,9 @@ task=${SLURM_ARRAY_TASK_ID:-}
 [[ $task =~ ^[0-9]+$ ]] || refuse "task id '$task' is not a whole number"
 if [[ $list == *.sh ]]; then
   grep -q -e '--list' "$list" || refuse "$list is not a figure script: it has no --list"
-  commands=$(bash "$list" --list < /dev/null 2> /dev/null) || refuse "bash $list --list failed"
+  why=$(mktemp)
+  commands=$(bash "$list" --list < /dev/null 2> "$why") || { reason=$(tail -n 1 "$why"); rm -f "$why"; refuse "bash $list --list failed: ${reason:-no reason given}"; }
+  rm -f "$why"
 else
   commands=$(cat "$list")
 fi
