@@ -2912,7 +2912,8 @@ def test_pg_variance_cuts_a_row_the_disk_could_not_take_off_the_csv(tmp_path, mo
 
 # ---- L: tracebacks on unchecked input
 @pytest.mark.parametrize("flags,named", [(["--frame-s", "inf"], "--frame-s"), (["--out", "FOLDER.gif"], "--out"),
-                                         (["--seed", "-1"], "--seed"), (["--run", "CONFIG_LIST"], "--run")])
+                                         (["--seed", "-1"], "--seed"), (["--run", "CONFIG_LIST"], "--run"),
+                                         (["--slow-motion", "0.0001"], "--slow-motion")])
 def test_animate_refuses_bad_input_in_one_line_before_rendering(flags, named, model_run, tmp_path, capsys):
     (tmp_path / "FOLDER.gif").mkdir()
     listed = tmp_path / "listed"

@@ -207,6 +207,9 @@ def main(argv=None):
         args.out = os.path.join(ROOT, COMMITTED)
     elif changed and promises.same_file(args.out, os.path.join(ROOT, COMMITTED)):
         fail(f"--out: {COMMITTED} is made with the defaults only; write elsewhere")
+    if round(args.frame_s * args.slow_motion * 1000) < 10:  # a GIF's frame time is in hundredths of a second
+        fail(f"--slow-motion: {args.slow_motion:g} × --frame-s {args.frame_s:g} s gives frames under 10 ms, "
+             "shorter than a GIF can show")
     if not args.out.endswith(".gif"):
         fail(f"--out: must end in .gif, got {args.out}")
     if not os.path.isdir(os.path.dirname(os.path.abspath(args.out))):
