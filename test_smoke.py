@@ -2008,6 +2008,21 @@ def test_check_reproducible_bad_input_says_one_line_and_exits_2(tiny_run, tmp_pa
     exits_2_with_one_line(lambda: check_reproducible.main(args), named, capsys)
 
 
+@pytest.mark.parametrize("tool", ["check_reproducible", "evaluate"])
+def test_a_config_json_value_its_script_refuses_is_one_line_before_any_run_is_remade(tiny_run, tmp_path, capsys,
+                                                                                      monkeypatch, tool):
+    import evaluate
+    config = json.loads((tiny_run / "config.json").read_text())
+    bad = copy_of(tiny_run, tmp_path)
+    (bad / "config.json").write_text(json.dumps({**config, "max_d": -5}))  # a hand-edited value
+    remade = []
+    monkeypatch.setattr(check_reproducible.subprocess, "run", lambda *a, **k: remade.append(a))
+    args = {"check_reproducible": [str(tiny_run), str(bad)], "evaluate": [str(bad)]}[tool]  # the good run first
+    exits_2_with_one_line(lambda: {"check_reproducible": check_reproducible, "evaluate": evaluate}[tool].main(args),
+                          "--max-d", capsys)
+    assert remade == []
+
+
 def test_check_reproducible_compares_only_the_rows_a_run_has(tiny_run, capsys):
     assert check_reproducible.main([str(tiny_run), "--updates", "5"]) == 0  # the tiny run has 2 rows
     assert capsys.readouterr().out.startswith(f"identical: first 2 rows of {tiny_run}")

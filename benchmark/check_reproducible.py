@@ -16,6 +16,7 @@ HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, HERE)
 import promises  # noqa: E402 - beside this script
 from promises import brief, fail, within  # noqa: E402
+import status  # noqa: E402 - a training script's own parsing of its flags
 
 TIMINGS = {"wall_time_s", "decisions_per_s", "env_steps_per_s"}
 NOT_FLAGS = {"method", "dt0", "gamma_dt", "learning_rate_used", "resumed_at_decision_steps", "versions", "resume",
@@ -60,6 +61,11 @@ def committed(run, updates):
         fail(f"runs: {run} has no readable config.json and progress.csv ({brief(e)})")
     if not found or None in found[0] or None in found[-1].values():
         fail(f"runs: {run}'s progress.csv has no whole row to compare")
+    script = command(config, updates, "LOG_DIR")
+    try:  # flags the script would refuse are found now, before any run is re-made
+        status.parsed(status.SCRIPTS[os.path.basename(script[1])], script[2:])
+    except ValueError as e:
+        fail(f"runs: {run}'s config.json has flags its script refuses ({e})")
     return config, found
 
 

@@ -28,6 +28,8 @@ import sar_ppo  # noqa: E402
 import sar_trpo  # noqa: E402
 import promises  # noqa: E402
 from promises import fail, within  # noqa: E402
+import check_reproducible  # noqa: E402 - a run's flags from its config.json
+import status  # noqa: E402 - a training script's own parsing of its flags
 
 
 def script_of(method):
@@ -47,8 +49,8 @@ def load(run):
         if path is None:
             raise FileNotFoundError("no model.pt or checkpoint.pt (train with --save-model)")
         state = torch.load(path, weights_only=True)
-        args = module.parse_args(["--env-id", config["env_id"], "--dt", str(config["dt"])])  # every flag's default
-        vars(args).update({k: v for k, v in config.items() if k in vars(args)})  # then the run's own
+        args = status.parsed(module, check_reproducible.command(config, 1, "LOG_DIR")[2:])  # checked as its script checks them
+        vars(args).update({k: v for k, v in config.items() if k in vars(args)})  # the run's own budget and names too
         state["agent"], state["obs_rms"]  # noqa: B018 - raises KeyError if missing
     except SystemExit:
         raise

@@ -28,6 +28,8 @@ import envs  # noqa: E402
 import sar_ppo  # noqa: E402
 import promises  # noqa: E402
 from promises import brief, within  # noqa: E402
+import check_reproducible  # noqa: E402 - a run's flags from its config.json
+import status  # noqa: E402 - a training script's own parsing of its flags
 
 
 def measure(env_id, dt, agent, state, args):
@@ -82,6 +84,8 @@ def main(argv=None):
             state = torch.load(args.model, weights_only=True)
             with open(os.path.join(os.path.dirname(args.model), "config.json")) as f:
                 config = json.load(f)
+            script = check_reproducible.command(config, 1, "LOG_DIR")
+            status.parsed(status.SCRIPTS[os.path.basename(script[1])], script[2:])  # its flags, as its script checks them
             args.env_id = config["env_id"]
             plain_sar = not (config.get("no_repeat") or config["method"].startswith(("FiGAR", "λ"))
                              or config.get("delta_dims") or config.get("norm") != "l1")

@@ -43,14 +43,23 @@ def training_args(command):
     at = next((i for i, w in enumerate(words) if os.path.basename(w) in SCRIPTS), None)
     if at is None or at == 0 or not os.path.basename(words[at - 1]).startswith("python"):
         fail(f"not a command of {', '.join(SCRIPTS)} (python <script> ...): {command.strip()}")
-    module, said = SCRIPTS[os.path.basename(words[at])], io.StringIO()
-    try:  # the script's own parsing, its words kept: --help would print its help and exit 0
+    module = SCRIPTS[os.path.basename(words[at])]
+    try:
+        return module, parsed(module, words[at + 1:])
+    except ValueError as e:
+        fail(f"not a training command ({e}): {command.strip()}")
+
+
+def parsed(module, flags):
+    """The training script's own parsing of its flags, its words kept; ValueError with its one-line reason
+    where it would stop (--help would print its help and exit 0: it trains nothing)."""
+    said = io.StringIO()
+    try:
         with contextlib.redirect_stdout(said), contextlib.redirect_stderr(said):
-            return module, module.parse_args(words[at + 1:])
+            return module.parse_args(flags)
     except SystemExit as e:
         reason = said.getvalue().strip().splitlines()
-        why = reason[-1].split("error: ", 1)[-1] if e.code and reason else "it trains nothing"
-        fail(f"not a training command ({why}): {command.strip()}")
+        raise ValueError(reason[-1].split("error: ", 1)[-1] if e.code and reason else "it trains nothing") from None
 
 
 def status(command):
