@@ -208,10 +208,11 @@ def load_run(folder, partial=False, max_steps=None, counts=None):
         if not rows:
             raise ValueError("progress.csv has no rows")
         check_order([float(r["decision_steps"]) for r in rows], config.get("num_steps"))
+        if max_steps is not None and int(rows[0]["decision_steps"]) > max_steps:  # the flag's fault, not the run's
+            fail(f"--max-steps: {max_steps:,} is before the first update of {folder} ({int(rows[0]['decision_steps']):,} "
+                 "decisions)")
         if max_steps is not None:
             rows = [r for r in rows if int(r["decision_steps"]) <= max_steps]
-        if not rows:
-            raise ValueError(f"progress.csv has no row within --max-steps {max_steps}")
         columns = {k: np.array([number(r[k]) for r in rows]) for k in
                    ("decision_steps", "env_steps", "physical_time_s", "wall_time_s", "return_mean",
                     "action_duration_mean_s", "safe_radius_mean")}

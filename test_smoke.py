@@ -549,6 +549,7 @@ def test_plot_bad_paths_and_values_exit_2_with_one_line(tmp_path, capsys):
                         ([str(tmp_path / "sar1" / "config.json")], "is a file"),
                         ([str(tmp_path), "--max-steps", "-5"], "--max-steps"),
                         ([str(tmp_path), "--max-steps", "0"], "--max-steps"),
+                        ([str(tmp_path), "--table", "--max-steps", "1"], "is before the first update of"),
                         ([str(tmp_path), "--kinds", "pie"], "--kinds"),
                         ([str(tmp_path), "--table", "--window", "3", "1"], "--window"),
                         ([str(tmp_path), "--window", "1", "3"], "add --table"),
