@@ -697,13 +697,13 @@ def summary(groups, score=final_return, what="final return"):
 
 
 def invariance_verdict(lowest, largest):
-    """The report's one rule for δ-invariance, over seeds' final returns: "not" where every δ_lowest seed is below
-    every δ0 seed; "reproduced" where δ_lowest's mean is at or above δ0's or inside its 95% t interval; else
-    "unclear"."""
+    """The report's one rule for δ-invariance, over seeds' final returns, in this order: "not" where every δ_lowest
+    seed is below every δ0 seed; "invariant" where δ_lowest's mean is at or above δ0's or inside its 95% t interval;
+    else "unclear"."""
     mean, ci = mean_ci(largest)
     if max(lowest) < min(largest):
         return "not"
-    return "reproduced" if np.mean(lowest) >= mean - ci - 1e-9 * abs(mean) else "unclear"  # 1e-9: float sums
+    return "invariant" if np.mean(lowest) >= mean - ci - 1e-9 * abs(mean) else "unclear"  # 1e-9: float sums
 
 
 def ratios(groups, score=final_return):
