@@ -195,7 +195,7 @@ def load_run(folder, partial=False, max_steps=None, counts=None):
     """(config, columns as float arrays) of a run folder, or None with a one-line warning when it is
     malformed (torn, missing, repeated or misplaced rows) or (unless `partial`) has not reached its
     --total-steps yet. With `max_steps`, rows past that many decisions are dropped and a run that
-    reached it counts as finished. `counts`, a dict, counts the skipped runs by reason."""
+    reached it counts as finished (a `max_steps` before the run's first update is bad input: exit 2). `counts`, a dict, counts the skipped runs by reason."""
     try:
         with open(os.path.join(folder, "config.json")) as f:
             config = json.load(f)
@@ -833,11 +833,11 @@ def main(argv=None):
         fail(f"--prefix: {args.prefix!r} holds a '/'; it starts the file names inside --out")
     if "normalised" in args.kinds and not os.path.isfile(args.random_returns):
         fail(f"--random-returns: no file {args.random_returns}; benchmark/random_returns.py writes one")
-    try:  # read once before any work, where the normalised figure is drawn
-        if "normalised" in args.kinds:
+    if "normalised" in args.kinds:  # read now too, so that a damaged CSV stops it before any figure
+        try:
             read_random_returns(args.random_returns)
-    except ValueError as e:
-        fail(f"--random-returns: {e}")
+        except ValueError as e:
+            fail(f"--random-returns: {e}")
     if args.window is not None and not (0 <= args.window[0] < args.window[1]):
         fail(f"--window: {args.window[0]:g} {args.window[1]:g}; it needs 0 <= FROM < TO")
     if args.window is not None and not (args.table or args.summary):
