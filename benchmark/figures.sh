@@ -21,13 +21,11 @@ plot() { "$PY" plot.py "$@" --out "$OUT" >/dev/null; }
 
 # Fig. 3 on the eight tasks, deterministic: the grid (two figures of four tasks) and the normalised final returns
 plot results/runs --only __{sar,figar,ppo}__dt{0.0005,0.001,0.002,0.008,0.01,0.02,0.04,0.05}__s --kinds grid normalised
-# Fig. 3's TRPO row (fig_trpo.sh): the grid, the normalised final returns and each task's curves and bars, from the
-# TRPO runs committed so far (the list runs pendulums first)
+# Fig. 3's TRPO row (fig_trpo.sh): the grid, the normalised final returns and each task's curves and bars
 TRPO=(__{sar-trpo,figar-trpo,trpo}__dt{0.0005,0.001,0.002,0.008,0.01,0.02,0.04,0.05}__s)
 plot results/runs --only "${TRPO[@]}" --kinds grid normalised curves durations bars --prefix trpo_
-# The A2C appendix (fig_a2c.sh): the grid, the normalised final returns and each task's bars, on the tasks whose
-# A2C runs are all committed so far (the list runs the pendulums first, then Hopper and Swimmer)
-A2C=({InvertedPendulum,InvertedDoublePendulum}-v5__{sar-a2c,figar-a2c,a2c}__dt{0.002,0.04,0.05}__s)
+# The A2C appendix (fig_a2c.sh): the grid, the normalised final returns and each task's bars, four tasks
+A2C=(__{sar-a2c,figar-a2c,a2c}__dt{0.0005,0.002,0.008,0.04,0.05}__s)
 plot results/runs --only "${A2C[@]}" --kinds grid normalised bars --prefix a2c_
 # δ-invariance, one figure per task: InvertedPendulum, InvertedDoublePendulum, Hopper (500k), against decisions and physical time
 ONE_TASK=({InvertedPendulum,InvertedDoublePendulum,Hopper}-v5__{sar,figar,ppo}__dt{0.0005,0.002,0.008,0.01,0.04,0.05}__s)
