@@ -195,7 +195,8 @@ def load_run(folder, partial=False, max_steps=None, counts=None):
     """(config, columns as float arrays) of a run folder, or None with a one-line warning when it is
     malformed (torn, missing, repeated or misplaced rows) or (unless `partial`) has not reached its
     --total-steps yet. With `max_steps`, rows past that many decisions are dropped and a run that
-    reached it counts as finished (a `max_steps` before the run's first update is bad input: exit 2). `counts`, a dict, counts the skipped runs by reason."""
+    reached it counts as finished (a `max_steps` before the run's first update is bad input: exit 2).
+    `counts`, a dict, counts the skipped runs by reason."""
     try:
         with open(os.path.join(folder, "config.json")) as f:
             config = json.load(f)
