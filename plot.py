@@ -602,7 +602,7 @@ def fig5_figure(groups, x_key, smooth, tasks):
                 grid, mean, low, high = curve
                 ax.plot(grid, mean, color=method_color(method), lw=1.3, label=f"{method} (n = {len(runs)})")
                 ax.fill_between(grid, low, high, color=method_color(method), alpha=0.18, linewidth=0)
-            ax.set_title(f"{env_id}, {setting}\nδ = {lowest[env_id] * 1000:g} ms", fontsize=8)
+            ax.set_title(f"{env_id}\n{setting}, δ = {lowest[env_id] * 1000:g} ms", fontsize=8)
             style_axis(ax)
             ax.tick_params(labelsize=7)
             ax.xaxis.set_major_formatter(matplotlib.ticker.EngFormatter(sep=""))
@@ -613,8 +613,8 @@ def fig5_figure(groups, x_key, smooth, tasks):
     handles = [plt.Line2D([], [], color=method_color(m), lw=2) for m in methods]
     fig.legend(handles, methods, loc="lower center", ncol=len(methods), fontsize=8, frameon=False)
     runs = [r for k in cells if k[0] in tasks for r in cells[k]]
-    suptitle(fig, f"{learners_of(cells)}: Fig. 5, stochastic settings at δ_lowest, {budget(runs)}: training return, a row per setting, "
-             f"a column per task\neach seed smoothed over {smooth} updates; lines: mean over seeds; {INTERVAL}")
+    suptitle(fig, f"{learners_of(cells)}: Fig. 5 at δ_lowest, {budget(runs)}: training return, a row per "
+             f"stochastic setting, a column per task\neach seed smoothed over {smooth} updates; lines: mean over seeds; {INTERVAL}")
     fig.tight_layout(rect=(0, 0.5 / fig.get_figheight(), 1, 1))
     return fig
 

@@ -786,7 +786,7 @@ def test_plot_fig5_draws_a_row_per_stochastic_setting_for_any_subset_of_tasks_wi
     fig = plot.fig5_figure(groups, "decision_steps", 1, ["InvertedPendulum-v5", "Hopper-v5"])
     assert fig.axes[0].get_subplotspec().get_geometry()[:2] == (3, 2)  # rows: settings, columns: tasks
     titles = [ax.get_title() for ax in fig.axes]
-    assert titles[1] == "Hopper-v5, action\nδ = 0.5 ms" and titles[5] == "Hopper-v5, ext-force-perceptible\nδ = 0.5 ms"
+    assert titles[1] == "Hopper-v5\naction, δ = 0.5 ms" and titles[5] == "Hopper-v5\next-force-perceptible, δ = 0.5 ms"
     assert len(fig.axes[1].get_lines()) == 2 and len(fig.axes[2].get_lines()) == 0  # IP: action only
     plot.plt.close(fig)
 
