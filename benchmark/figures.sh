@@ -38,9 +38,8 @@ plot results/runs --only InvertedPendulum-v5__{sar,figar}__dt0.002__{action,ext-
 plot results/runs --only {InvertedDoublePendulum,Hopper,Walker2d,HalfCheetah,Reacher,Swimmer,Ant}-v5__{sar,figar}__dt{0.0005,0.001,0.002}__{action,ext-force,ext-force-perceptible}__s --kinds fig5
 # ... and InvertedPendulum's mean action durations under each of them
 plot results/runs --only InvertedPendulum-v5__{sar,figar}__dt0.002__{action,ext-force,ext-force-perceptible}__s --kinds durations
-# Fig. 5 with TRPO (fig_stochastic_trpo.sh), on the tasks whose runs are all committed so far (the list runs
-# InvertedPendulum first, then InvertedDoublePendulum and Hopper)
-plot results/runs --only {InvertedPendulum,InvertedDoublePendulum}-v5__{sar-trpo,figar-trpo}__dt0.002__{action,ext-force,ext-force-perceptible}__s --kinds fig5 --prefix trpo_
+# Fig. 5 with TRPO (fig_stochastic_trpo.sh; δ_lowest: Hopper 0.5 ms, the pendulums 2 ms)
+plot results/runs --only {InvertedPendulum,InvertedDoublePendulum,Hopper}-v5__{sar-trpo,figar-trpo}__dt{0.0005,0.002}__{action,ext-force,ext-force-perceptible}__s --kinds fig5 --prefix trpo_
 # InvertedPendulum at 100k decisions (the first 100,352 of the 200k runs), deterministic and under external forces
 plot results/runs --max-steps 100352 --only InvertedPendulum-v5__{sar,figar,ppo}__dt0.002__s InvertedPendulum-v5__{sar,figar}__dt0.002__ext-force__s \
   --kinds curves durations bars --prefix 100k_
