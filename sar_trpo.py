@@ -34,6 +34,10 @@ from torch.nn.utils import parameters_to_vector, vector_to_parameters
 
 import envs
 
+MAX_T = 0.05  # t_max (s): no action is repeated longer (App. J.3)
+MAX_T_CAP = 1000  # (s) the largest finite t_max taken, by the flag and the wrapper alike
+MAX_D = {"l1": 0.5, "l2": 1.0}  # d_max for Δ's l1 and l2 norms (App. J.3; l2: App. I)
+
 
 class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
     """Safe action repetition (Sec. 4.3) around a gymnasium env with 1-D Box spaces; a `step` is one decision.
@@ -46,21 +50,26 @@ class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
     learned across episodes (`reset(seed=...)` keeps them); `update_stats = False` freezes them.
     """
 
-    def __init__(self, env, max_d=0.5, max_t=0.05, lambda_dt=None, norm="l1", repeat=True, dt=None, gamma_dt=None,
-                 delta_dims=None):
+    def __init__(self, env, max_d=MAX_D["l1"], max_t=MAX_T, lambda_dt=None, norm="l1", repeat=True, dt=None,
+                 gamma_dt=None, delta_dims=None):
         gym.utils.RecordConstructorArgs.__init__(self, max_d=max_d, max_t=max_t, lambda_dt=lambda_dt, norm=norm,
                                                  repeat=repeat, dt=dt, gamma_dt=gamma_dt, delta_dims=delta_dims)
         gym.Wrapper.__init__(self, env)
         self.dt, self.gamma_dt, dim = check_wrapped(env, dt, gamma_dt, max_t)
         dims_ok = delta_dims is None or (len(set(delta_dims)) == len(delta_dims) > 0 and {*delta_dims} <= {*range(dim)})
-        for name, ok in [("max_d", 0 < max_d < math.inf), ("lambda_dt", lambda_dt is None or 0 <= lambda_dt <= 1),
-                         ("norm", norm in ("l1", "l2")), ("delta_dims", dims_ok)]:
+        for name, value, ok in [("max_d", max_d, 0 < max_d < math.inf), ("norm", norm, norm in ("l1", "l2")),
+                                ("lambda_dt", lambda_dt, lambda_dt is None or 0 <= lambda_dt <= 1),
+                                ("delta_dims", delta_dims, dims_ok)]:
             if not ok:
-                raise ValueError(f"{name}: not a value the method takes (see the docstring), got {locals()[name]!r}")
+                raise ValueError(f"{name}: not a value the method takes (see the docstring), got {value!r}")
         self.max_d, self.max_t, self.lambda_dt, self.norm, self.repeat = max_d, max_t, lambda_dt, norm, repeat
         self.delta_dims, self.delta_mask = delta_dims, np.isin(np.arange(dim), delta_dims or [])  # used if given
-        # k·δ ≥ max_t as an integer test on k (no float drift); the plain learner takes one δ-step
-        self.max_repeats = 1 if not repeat else math.ceil(max_t / self.dt - 1e-9) if max_t < math.inf else math.inf
+        if not repeat:
+            self.max_repeats = 1  # the plain learner takes one δ-step
+        elif max_t == math.inf:
+            self.max_repeats = math.inf
+        else:
+            self.max_repeats = math.ceil(max_t / self.dt - 1e-9)  # k·δ ≥ max_t as an integer test on k: no float drift
         if repeat:
             low, high = env.action_space.low, env.action_space.high
             self.action_space = gym.spaces.Box(np.append(low, np.float32(-1)), np.append(high, np.float32(1)))
@@ -138,9 +147,10 @@ def check_wrapped(env, dt, gamma_dt, max_t):
         raise ValueError(f"env: needs 1-D Box observations and actions (flatten them first), got {space} and "
                          f"{env.action_space}")
     for name, value, ok in [("dt", dt, dt is not None and 0 < dt < math.inf), ("gamma_dt", gamma_dt, 0 < gamma_dt <= 1),
-                            ("max_t", max_t, 0 < max_t <= 1e6 or max_t == math.inf)]:
+                            ("max_t", max_t, 0 < max_t <= MAX_T_CAP or max_t == math.inf)]:
         if not ok:
-            raise ValueError(f"{name}: out of range, got {value}" + " (pass dt= for an env without one)" * (dt is None))
+            hint = " (pass dt= for an env without one)" if dt is None else ""
+            raise ValueError(f"{name}: out of range, got {value}{hint}")
     return dt, gamma_dt, space.shape[0]
 
 
@@ -307,12 +317,23 @@ def within(kind, low, high, open_low=False):  # [low, high], or (low, high]; nan
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter):  # --help: each flag's range, and its default if it has one
     def _get_help_string(self, action):
-        shown = action.default is not None and action.default is not False and action.default != argparse.SUPPRESS
-        notes = [getattr(action.type, "rule", ""), f"default: {action.default}" * shown]
-        return action.help + (f" ({'; '.join(note for note in notes if note)})" if any(notes) else "")
+        notes = [getattr(action.type, "rule", "")]
+        if action.default not in (None, False, argparse.SUPPRESS):
+            notes.append(f"default: {action.default}")
+        notes = [note for note in notes if note]
+        return f"{action.help} ({'; '.join(notes)})" if notes else action.help
 
 
 def parse_args(argv=None):
+    """The flags, each checked on its own; then the rules between flags and the defaults that hang on other flags;
+    then the names of the method and the run."""
+    args = make_parser().parse_args(argv)
+    check_args(args)
+    name_run(args)
+    return args
+
+
+def make_parser():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
     p.error = fail  # argparse's own errors (unknown flag, bad value) as one line too
     p.add_argument("--env-id", default="InvertedPendulum-v5", help="a gymnasium task with Box spaces (Table 1's eight)")
@@ -320,9 +341,11 @@ def parse_args(argv=None):
     p.add_argument("--seed", type=within(int, 0, 2 ** 32 - 1), default=1, help="seeds torch, numpy and the env")
     p.add_argument("--total-steps", type=within(int, 1, 10 ** 10), default=1_000_000, help="decisions to train for")
     # The method (Sec. 4.3-4.4)
-    p.add_argument("--max-d", type=within(float, 0, 1000, open_low=True), help="d_max: d = u·d_max (0.5; 1.0 for l2)")
-    p.add_argument("--max-t", type=checked(float, lambda v: 0 < v <= 1000 or v == math.inf, "must lie in (0, 1000]"
-                                           " or be inf"), default=0.05, help="t_max: a repetition's cap in seconds")
+    p.add_argument("--max-d", type=within(float, 0, 1000, open_low=True),
+                   help=f"d_max: d = u·d_max ({MAX_D['l1']}; {MAX_D['l2']} for l2)")
+    p.add_argument("--max-t", type=checked(float, lambda v: 0 < v <= MAX_T_CAP or v == math.inf,
+                                           f"must lie in (0, {MAX_T_CAP}] or be inf"),
+                   default=MAX_T, help="t_max: a repetition's cap (s)")
     p.add_argument("--lambda-dt", type=within(float, 0, 1), help="λ of λ-SAR (eq. 8)")
     p.add_argument("--norm", choices=["l1", "l2"], default="l1", help="Δ's norm: l1/dim, or l2/√dim (App. I)")
     p.add_argument("--delta-dims", type=checked(lambda text: [int(i) for i in text.split(",")], lambda v: min(v) >= 0
@@ -330,7 +353,7 @@ def parse_args(argv=None):
     p.add_argument("--no-repeat", action="store_true", help="plain TRPO: one δ-step per decision")
     # Stochastic and partially observable settings (Sec. 5.2, App. H)
     p.add_argument("--noise", choices=envs.NOISE_KINDS, default=None, help="stochastic setting (Sec. 5.2)")
-    p.add_argument("--noise-prob", type=within(float, 0, 1), help="p_act / p_ext (default 0.05)")
+    p.add_argument("--noise-prob", type=within(float, 0, 1), help=f"p_act / p_ext (default {envs.NOISE_PROB})")
     p.add_argument("--noise-std", type=within(float, 0, 1e6), help="σ_act / σ_ext / σ_ext2 (default: App. J.2's)")
     p.add_argument("--hold-penalty", action="store_true", help="App. H: a penalty once an action is held for t_thres")
     # TRPO (App. J.3, Table 3)
@@ -361,8 +384,11 @@ def parse_args(argv=None):
     p.add_argument("--save-model", action="store_true", help="also save model.pt, the agent and its input statistics")
     p.add_argument("--resume", action="store_true", help="continue the run from its last checkpoint")
     p.add_argument("--threads", type=within(int, 1, os.cpu_count()), default=1, help="torch threads")
-    args = p.parse_args(argv)
+    return p
 
+
+def check_args(args):
+    """What no single flag sees, in one table; then the defaults that hang on other flags."""
     try:
         default_dt = "lowest" if args.env_id in envs.DT_TABLE else None  # given empty, --dt is bad input
         args.dt = envs.resolve_dt(args.env_id, default_dt if args.dt is None else args.dt)
@@ -371,9 +397,9 @@ def parse_args(argv=None):
         name, _, message = str(e).partition(": ")
         fail(f"--{name.replace('_', '-')}: {message}")
     task = args.env_id.split("-")[0]
-    default_max_d = 1.0 if args.norm == "l2" else 0.5
+    default_max_d = MAX_D[args.norm]
     for flag, ok, rule in [  # what no single flag sees
-            ("--max-t", args.no_repeat or args.max_t > args.dt * (1 + 1e-9) or args.max_t == args.dt == 0.05
+            ("--max-t", args.no_repeat or args.max_t > args.dt * (1 + 1e-9) or args.max_t == args.dt == MAX_T
              and envs.is_paper_task(args.env_id), f"{args.max_t:g} s is not above δ = {args.dt:g} s, so no action "
              f"could be repeated; pass --max-t {4 * args.dt:g} (up to 4 δ-steps a decision)"),
             ("--vf-minibatch-size", args.vf_minibatch_size <= args.num_steps, "must not exceed --num-steps"),
@@ -384,7 +410,7 @@ def parse_args(argv=None):
              f"App. H defines it for {', '.join(envs.HOLD_PENALTY)} only, not {args.env_id}"),
             ("--lambda-dt", not (args.no_repeat and args.lambda_dt is not None), "has no meaning with --no-repeat"),
             ("--max-d/--max-t/--norm", not args.no_repeat or args.max_d in (None, default_max_d)
-             and args.max_t == 0.05 and args.norm == "l1", "have no meaning with --no-repeat"),
+             and args.max_t == MAX_T and args.norm == "l1", "have no meaning with --no-repeat"),
             ("--delta-dims", not (args.no_repeat and args.delta_dims), "has no meaning with --no-repeat"),
             ("--delta-dims", max(args.delta_dims or [0]) < obs_dim, f"{args.env_id} has dims 0 to {obs_dim - 1}")]:
         if not ok:
@@ -392,7 +418,11 @@ def parse_args(argv=None):
     args.norm_obs, args.norm_reward = (task != "Ant" if on is None else on for on in (args.norm_obs, args.norm_reward))
     args.max_d = default_max_d if args.max_d is None else args.max_d
 
-    # The method's name: its base, then each method flag off its default (the paper's variants, App. I)
+
+def name_run(args):
+    """The method's name, its base then each method flag off its default (the paper's variants, App. I), and the
+    run's: <env>__<slug>__dt<δ>[__<setting>]__s<seed>."""
+    default_max_d = MAX_D[args.norm]
     if args.no_repeat:
         args.method, slug = "TRPO", "trpo"
     else:
@@ -403,15 +433,21 @@ def parse_args(argv=None):
         (args.delta_dims, f"Δ on dims {dims}", "delta" + dims.replace(",", "-")),
         (args.max_d != default_max_d, f"d_max={args.max_d:g}", f"maxd{args.max_d:g}"),
         (args.max_t == math.inf, "no limit on t", "no-limit-t"),
-        (args.max_t not in (0.05, math.inf), f"t_max={args.max_t:g}", f"maxt{args.max_t:g}"),
+        (args.max_t not in (MAX_T, math.inf), f"t_max={args.max_t:g}", f"maxt{args.max_t:g}"),
         (args.lambda_dt not in (None, 0.5), f"λ={args.lambda_dt}", f"lambda{args.lambda_dt}")]
         if off_default and not args.no_repeat]  # plain TRPO has none
     args.method += f" ({', '.join(name for name, _ in variants)})" if variants else ""
     slug = "-".join([slug] + [part for _, part in variants])
-    noise = (f"__{args.noise}" if args.noise else "") + ("" if args.noise_prob is None else f"-p{args.noise_prob:g}") \
-        + ("" if args.noise_std is None else f"-std{args.noise_std:g}") + ("__hold-penalty" * args.hold_penalty)
-    args.run_name = args.run_name or f"{args.env_id}__{slug}__dt{args.dt:g}{noise}__s{args.seed}"
-    return args
+    setting = ""  # the stochastic setting's part of the run name, if any
+    if args.noise:
+        setting += f"__{args.noise}"
+    if args.noise_prob is not None:
+        setting += f"-p{args.noise_prob:g}"
+    if args.noise_std is not None:
+        setting += f"-std{args.noise_std:g}"
+    if args.hold_penalty:
+        setting += "__hold-penalty"
+    args.run_name = args.run_name or f"{args.env_id}__{slug}__dt{args.dt:g}{setting}__s{args.seed}"
 
 
 COLUMNS = ["decision_steps", "env_steps", "physical_time_s", "wall_time_s", "episodes", "return_mean",  # progress.csv
@@ -709,15 +745,19 @@ def save_model(run_dir, state):  # what a rollout needs: the agent and the stati
 
 
 def csv_text(rows, header=False):  # what csv.DictWriter writes for these numbers, \r\n included
-    lines = [COLUMNS] * header + [[row[c] for c in COLUMNS] for row in rows]
+    lines = ([COLUMNS] if header else []) + [[row[c] for c in COLUMNS] for row in rows]
     return "".join(",".join(map(str, line)) + "\r\n" for line in lines)
 
 
 def save_atomic(path, data):
-    """Write `data` (str, or a dict to torch.save) to a temporary file, then rename it: a kill leaves the old file."""
+    """Write `data` (str, or a dict to torch.save) to a temporary file, on the disk before it is renamed over `path`:
+    a kill, a full disk or a power loss leaves the old file or the new one, whole."""
     if isinstance(data, dict):
         torch.save(data, buffer := io.BytesIO())  # in memory first: a failed write is then an OSError
-    Path(path + ".tmp").write_bytes(buffer.getvalue() if isinstance(data, dict) else data.encode())
+    with open(path + ".tmp", "wb") as f:
+        f.write(buffer.getvalue() if isinstance(data, dict) else data.encode())
+        f.flush()
+        os.fsync(f.fileno())
     os.replace(path + ".tmp", path)
 
 
