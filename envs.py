@@ -70,7 +70,10 @@ def task(env_id):
                              f"this needs one-dimensional Box spaces for both")
         raw = env.unwrapped
         mujoco = isinstance(raw, MujocoEnv)
-        dt0 = float(raw.dt) if mujoco or hasattr(raw, "dt") else None
+        dt0 = raw.dt if mujoco or hasattr(raw, "dt") else None
+        if dt0 is not None and not (isinstance(dt0, (int, float)) and 0 < dt0 < math.inf):
+            raise ValueError(f"env_id: {env_id}'s own dt is {dt0!r}, not a number of seconds above 0")
+        dt0 = None if dt0 is None else float(dt0)
     finally:
         env.close()
     return Task(dt0, mujoco, spec.max_episode_steps)

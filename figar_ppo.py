@@ -74,6 +74,8 @@ class DurativeRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
                 break
         if not np.isfinite(obs).all():
             raise ValueError(f"observation: not finite, got {obs}")
+        if not math.isfinite(R):
+            raise ValueError(f"reward: not finite, got {undiscounted}")
         info.update(w=k, undiscounted_reward=undiscounted)
         return obs, R, terminated, truncated, info
 
@@ -320,9 +322,11 @@ def check_args(args):
              f"could be repeated; pass --max-t {4 * args.dt:g} (up to 4 δ-steps a decision)"),
             ("--clip-coef", not args.a2c or args.clip_coef == CLIP_COEF,
              "A2C's ratio is 1, nothing to clip; leave it out"),
-            ("--minibatch-size", args.minibatch_size <= args.num_steps, "must not exceed --num-steps"),
-            ("--minibatch-size", args.num_steps % args.minibatch_size != 1,
-             "leaves a last minibatch of one decision, whose advantages have no std"),
+            ("--num-steps/--minibatch-size", args.minibatch_size <= args.num_steps,
+             f"--minibatch-size {args.minibatch_size} must not exceed --num-steps {args.num_steps}"),
+            ("--num-steps/--minibatch-size", args.num_steps % args.minibatch_size != 1,
+             f"{args.num_steps} decisions in minibatches of {args.minibatch_size} leave a last one of one decision, "
+             "whose advantages have no std"),
             ("--noise-prob/--noise-std", args.noise or {args.noise_prob, args.noise_std} == {None}, "need --noise"),
             ("--noise", not args.noise or task in envs.NOISE_STD, f"App. J.2 defines it for {', '.join(envs.NOISE_STD)}"
              f" only, not {args.env_id}"),
@@ -429,7 +433,11 @@ def main(argv=None):
                 action = dist.sample()
                 logprobs_buf[step] = dist.log_prob(action).sum()
             actions_buf[step] = action = action[0].numpy()  # the log-probability is of the unclipped sample
-            raw_obs, R, terminated, truncated, info = env.step(np.clip(action, action_low, action_high))
+            try:
+                raw_obs, R, terminated, truncated, info = env.step(np.clip(action, action_low, action_high))
+            except ValueError as e:  # the wrappers' checks: a non-finite observation or reward
+                sys.exit(f"{os.path.basename(sys.argv[0])}: the environment failed in update {counters['update'] + 1} "
+                         f"({' '.join(str(e).split())}); the run is kept up to its last checkpoint")
             w = info["w"]  # δ-steps this decision lasted
             discounts_buf[step], durations_buf[step] = gamma_dt ** w, w
             if args.norm_reward:  # R / std of the discounted return, clipped to ±10
@@ -484,11 +492,11 @@ def main(argv=None):
                "env_steps_per_s": round(int(durations_buf.sum()) / rollout_time, 1)}
         episode = (env, raw_obs, obs, episode_return, discounted_return)  # where the next decision starts
         log_row(run, row, counters["update"] % args.checkpoint_every == 0 or counters["update"] == num_updates, episode)
-        shown = {k: math.nan if v == "" else v for k, v in row.items()}  # an empty cell prints as nan
+        returns = f"return {row['return_mean']:.1f}" if finished_returns else "no episode ended"
+        radius = "" if row["safe_radius_mean"] == "" else f" | radius {row['safe_radius_mean']:.3f}"  # SAR's d
         print(f"update {counters['update']}/{num_updates} | decisions {row['decision_steps']} | physical "
-              f"{row['physical_time_s']:.0f}s | return {shown['return_mean']:.1f} | duration "
-              f"{1e3 * row['action_duration_mean_s']:.1f}ms | radius {shown['safe_radius_mean']:.3f} | "
-              f"{row['decisions_per_s']:.0f} decisions/s | {row['env_steps_per_s']:.0f} δ-steps/s | "
+              f"{row['physical_time_s']:.0f}s | {returns} | duration {1e3 * row['action_duration_mean_s']:.1f}ms"
+              f"{radius} | {row['decisions_per_s']:.0f} decisions/s | {row['env_steps_per_s']:.0f} δ-steps/s | "
               f"left {(num_updates - counters['update']) * update_time / 60:.1f} min", flush=True)
     if args.save_model:
         save_model(run["dir"], run["state"])
@@ -531,19 +539,24 @@ def open_run(args, learner, rng, config):
         fail(f"--run-name: {run_dir} is being trained by another process")
     except OSError as e:
         fail(f"--log-dir: cannot make {run_dir} ({e.strerror})")
+    if (os.path.exists(progress) or os.path.exists(checkpoint)) and not args.resume:  # made meanwhile by another
+        fail(f"--run-name: {run_dir} exists; pass --resume to continue it or choose another --run-name")
     run = {"dir": run_dir, "learner": learner, "rng": rng, "rows": [], "config": None, "state": None, "counters": {
         "update": 0, "decision_steps": 0, "env_steps": 0, "episodes": 0, "wall_time_s": 0.0}}
-    state, done = None, 0
+    state, done, made = None, 0, {}
     if args.resume and os.path.exists(checkpoint):
         try:
             state = torch.load(checkpoint, weights_only=True)
             refuse_changed_flags(args, state["config"], run_dir)
             for name, part in learner.items():
-                load_stats(part, state[name]) if isinstance(part, RunningMeanStd) else part.load_state_dict(state[name])
+                if isinstance(part, RunningMeanStd):
+                    load_stats(part, state[name])
+                else:
+                    part.load_state_dict(state[name])
             torch.set_rng_state(state["torch_rng"])
             rng.bit_generator.state = state["numpy_rng"]
             run.update(counters=state["counters"], rows=state["rows"], config=state["config"], state=state)
-            done = len(run["rows"]) * args.num_steps
+            done, made = len(run["rows"]) * args.num_steps, state["config"]
         except Exception as e:  # noqa: BLE001 - a damaged or foreign file fails in many ways, each one line here
             fail(f"--resume: {checkpoint} is not a checkpoint of this run ({type(e).__name__}: {e})")
     elif args.resume and os.path.exists(progress):  # a clone has no checkpoint: read progress.csv's last whole row
@@ -553,15 +566,23 @@ def open_run(args, learner, rng, config):
             fail(f"--resume: cannot read {progress} ({type(e).__name__}), and there is no checkpoint.pt")
         if done:  # rows logged: refuse other flags as a checkpoint would; config.json holds them
             try:
-                refuse_changed_flags(args, json.loads(Path(run_dir, "config.json").read_text()), run_dir)
+                made = json.loads(Path(run_dir, "config.json").read_text())
+                refuse_changed_flags(args, made, run_dir)
             except (OSError, ValueError) as e:
                 fail(f"--resume: cannot read {run_dir}/config.json ({type(e).__name__}), and there is no checkpoint.pt")
         if 0 < done < args.total_steps:
             fail(f"--resume: {run_dir} has {done:,} decisions but no checkpoint.pt to continue from")
+    if made.get("total_steps", args.total_steps) != args.total_steps:  # a budget may change on --resume: say so
+        print(f"note: {run_dir} was made with --total-steps {made['total_steps']:,}; it now ends at "
+              f"{args.total_steps:,}")
     if done >= args.total_steps:
+        did = "nothing to do"
         if args.save_model and not os.path.exists(os.path.join(run_dir, "model.pt")):
-            save_model(run_dir, state) if state else fail(f"--save-model: {run_dir} has no checkpoint.pt to take it")
-        print(f"{run_dir} is finished: {done:,} decisions reach --total-steps {args.total_steps:,}; nothing to do")
+            if not state:
+                fail(f"--save-model: {run_dir} has no checkpoint.pt to take it from")
+            save_model(run_dir, state)
+            did = "wrote model.pt from its checkpoint"
+        print(f"{run_dir} is finished: {done:,} decisions reach --total-steps {args.total_steps:,}; {did}")
         sys.exit(0)
     code = (run["config"] or {"code": []})["code"] + [{"decision_steps": done, **code_version()}]  # every (re)start
     run["config"] = {**config, "resumed_at_decision_steps": done or None, "code": code,  # flags of the latest (re)start
@@ -677,5 +698,7 @@ if __name__ == "__main__":
     try:
         main()
     except (KeyboardInterrupt, OSError) as e:  # Ctrl-C, or a failed write (a full disk): one line; the run resumes
-        sys.exit(f"{os.path.basename(sys.argv[0])}: {'interrupted' if isinstance(e, KeyboardInterrupt) else e}; "
-                 f"continue the run with the same command plus --resume")
+        again = "the same command" if "--resume" in sys.argv else "the same command plus --resume"
+        if isinstance(e, KeyboardInterrupt):
+            sys.exit(f"{os.path.basename(sys.argv[0])}: interrupted; continue the run with {again}")
+        sys.exit(f"{os.path.basename(sys.argv[0])}: {e}; once that is mended, continue the run with {again}")
