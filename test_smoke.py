@@ -3167,3 +3167,64 @@ def replace_in(old, new, files=("README.md", "results/README.md")):
 def test_the_glance_check_finds_a_broken_table(edit, problem):
     texts = edit({f: Path(HERE, f).read_text() for f in ("README.md", "results/README.md")})
     assert any(problem in p for p in glance_problems(texts["README.md"], texts["results/README.md"]))
+
+
+# ---- user surprises and probe defects
+def figures_sh_project(tmp_path, mv_calls_before_interrupt=0):
+    """A scratch project for benchmark/figures.sh: four committed figures and one theory figure (each b"old"),
+    a `python` whose first call "redraws" every one of them (b"new") and whose other calls draw nothing, and
+    an `mv` that, before each rename, logs every committed figure it cannot find (and, if asked, interrupts
+    figures.sh with SIGTERM at its n-th call). Returns (project, environment, log of missing figures)."""
+    project, bin_dir, log = tmp_path / "project", tmp_path / "bin", tmp_path / "missing.log"
+    (project / "benchmark").mkdir(parents=True)
+    shutil.copy(os.path.join(BENCHMARK, "figures.sh"), project / "benchmark")
+    committed = [f"results/figures/{n}.png" for n in "abcd"] + ["results/theory/t.png"]
+    for name in committed:
+        (project / name).parent.mkdir(parents=True, exist_ok=True)
+        (project / name).write_bytes(b"old")
+    bin_dir.mkdir()
+    (bin_dir / "python").write_text(
+        "#!/bin/sh\nprev=; out=\nfor a in \"$@\"; do [ \"$prev\" = --out ] && out=$a; prev=$a; done\n"
+        'case "$out" in */figures) new=$(dirname "$out")\n'
+        '  if [ ! -e "$new/drawn" ]; then for f in results/figures/*.png results/theory/*.png; do\n'
+        '    printf new > "$new/$(basename $(dirname $f))/$(basename $f)"; done; touch "$new/drawn"; fi;; esac\n')
+    (bin_dir / "mv").write_text(
+        "#!/bin/sh\n" + "".join(f'[ -e {name} ] || echo "{name} missing before mv $*" >> {log}\n' for name in committed)
+        + f'n=$(($(cat {tmp_path}/calls 2>/dev/null || echo 0) + 1)); echo $n > {tmp_path}/calls\n'
+        + (f'[ $n -eq {mv_calls_before_interrupt} ] && kill -TERM $PPID\n' if mv_calls_before_interrupt else "")
+        + f'exec {shutil.which("mv")} "$@"\n')
+    for tool in ("python", "mv"):
+        (bin_dir / tool).chmod(0o755)
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "PYTHON": "python"}
+    return project, env, log, committed
+
+
+@pytest.mark.parametrize("interrupt_at", [0, 2], ids=["completes", "interrupted"])
+def test_figures_sh_replaces_each_figure_by_a_rename_so_an_interrupt_leaves_every_one_old_or_new(tmp_path, interrupt_at):
+    project, env, log, committed = figures_sh_project(tmp_path, interrupt_at)
+    result = subprocess.run(["bash", str(project / "benchmark" / "figures.sh")], capture_output=True, text=True,
+                            env=env, timeout=60)
+    assert not log.exists(), log.read_text()  # at every rename every committed figure was there
+    contents = [(project / name).read_bytes() for name in committed]
+    assert set(contents) <= {b"old", b"new"}
+    if interrupt_at:
+        assert result.returncode != 0 and b"old" in contents and b"new" in contents
+    else:
+        assert result.returncode == 0 and set(contents) == {b"new"}, result.stderr
+    assert not list((project / "results").glob(".redraw.*"))  # its own folder removed on exit, interrupted or not
+
+
+def test_figures_sh_removes_the_redraw_folders_a_killed_run_left_and_keeps_a_running_ones(tmp_path):
+    project, env, log, committed = figures_sh_project(tmp_path)
+    gone_pid = subprocess.Popen(["true"])  # a process that has ended: its pid names a folder no process uses
+    gone_pid.wait()
+    stale = [project / "results" / f".redraw.{gone_pid.pid}.a1b2c3", project / "results" / ".redraw.Q1w2E3"]
+    live = project / "results" / f".redraw.{os.getpid()}.x9y8z7"  # this test's own pid: a redraw still running
+    for folder in stale + [live]:
+        (folder / "figures").mkdir(parents=True)
+        (folder / "figures" / "a.png").write_bytes(b"half")
+    result = subprocess.run(["bash", str(project / "benchmark" / "figures.sh")], capture_output=True, text=True,
+                            env=env, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert not any(folder.exists() for folder in stale) and live.exists()
+    assert sorted(p.name for p in (project / "results").glob(".redraw.*")) == [live.name]
