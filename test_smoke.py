@@ -3228,3 +3228,23 @@ def test_figures_sh_removes_the_redraw_folders_a_killed_run_left_and_keeps_a_run
     assert result.returncode == 0, result.stderr
     assert not any(folder.exists() for folder in stale) and live.exists()
     assert sorted(p.name for p in (project / "results").glob(".redraw.*")) == [live.name]
+
+
+def test_run_sh_runs_a_crlf_command_list_with_the_carriage_returns_stripped(tmp_path):
+    out = tmp_path / "said"
+    result = run_sh(["1"], f"{sys.executable} -c \"import sys; open(sys.argv[1], 'w').write(repr(sys.argv[2:]))\" "
+                           f"{out} --log-dir runs\r\n\r\n")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert out.read_text() == "['--log-dir', 'runs']"  # not 'runs\r', a folder of its own
+
+
+def test_run_sh_shows_why_a_command_failed_and_discards_the_output_of_those_that_succeed():
+    # each text the commands print is joined at run time, so that the command lines run.sh echoes never hold it
+    chatter = f"{sys.executable} -c \"import sys; print('chat' + 'ter'); print('chat' + 'ter', file=sys.stderr)\""
+    failing = (f"{sys.executable} -c \"import sys; print('progress' + ' line'); print('earlier' + ' line', file=sys.stderr); "
+               "sys.exit('sar_ppo.py: error: --dt: ' + 'the reason it failed')\"")
+    result = run_sh(["2"], f"{chatter}\n{failing}\n")
+    assert result.returncode == 1 and "FAILED:" in result.stdout
+    said = result.stdout + result.stderr
+    assert "sar_ppo.py: error: --dt: the reason it failed" in said and "earlier line" in said
+    assert "chatter" not in said and "progress line" not in said
