@@ -3248,3 +3248,37 @@ def test_run_sh_shows_why_a_command_failed_and_discards_the_output_of_those_that
     said = result.stdout + result.stderr
     assert "sar_ppo.py: error: --dt: the reason it failed" in said and "earlier line" in said
     assert "chatter" not in said and "progress line" not in said
+
+
+RUNS_1M = os.path.join(HERE, "results", "runs_1m")
+
+
+@pytest.mark.parametrize("folder,file,source,named", [
+    ("Hopper-v5__sar__dt0.008__s1", "checkpoint.pt", "Hopper-v5__figar__dt0.008__s1", "method"),  # another script's
+    ("Hopper-v5__sar__dt0.008__s1", "checkpoint.pt", "Hopper-v5__sar__dt0.008__s2", "seed"),
+    ("Hopper-v5__sar__dt0.008__s1", "checkpoint.pt", "Hopper-v5__sar__dt0.0005__s1", "dt"),
+    ("Hopper-v5__sar__dt0.008__s1", "model.pt", "Hopper-v5__figar__dt0.008__s1", "FiGAR-C"),
+    ("Hopper-v5__figar__dt0.008__s1", "model.pt", "Hopper-v5__sar__dt0.008__s1", "FiGAR-C-PPO"),
+    ("Hopper-v5__sar__dt0.008__s1", "model.pt", "Hopper-v5__ppo__dt0.008__s1", "repetition"),
+], ids=["figar-checkpoint-in-sar", "other-seed", "other-dt", "figar-model-in-sar", "sar-model-in-figar",
+        "plain-model-in-sar"])
+def test_evaluate_refuses_a_checkpoint_or_model_of_another_run_than_config_json_in_one_line(
+        tmp_path, capsys, folder, file, source, named):
+    import evaluate
+    run = tmp_path / folder
+    run.mkdir()
+    for name in ("config.json", "progress.csv"):
+        shutil.copy(os.path.join(RUNS_1M, folder, name), run)
+    shutil.copy(os.path.join(RUNS_1M, source, file), run)  # dropped in from another run folder
+    exits_2_with_one_line(lambda: evaluate.main([str(run), "--episodes", "1"]), named, capsys)
+
+
+@pytest.mark.parametrize("file", ["checkpoint.pt", "model.pt"])
+def test_evaluate_reads_a_runs_own_checkpoint_or_model(tmp_path, capsys, file):
+    import evaluate
+    run = tmp_path / "run"
+    run.mkdir()
+    for name in ("config.json", "progress.csv", file):
+        shutil.copy(os.path.join(RUNS_1M, "Hopper-v5__figar__dt0.008__s1", name), run)
+    evaluate.main([str(run), "--episodes", "1"])
+    assert "FiGAR-C-PPO on Hopper-v5 at δ = 0.008 s (deterministic): mean return" in capsys.readouterr().out
