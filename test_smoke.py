@@ -3282,3 +3282,32 @@ def test_evaluate_reads_a_runs_own_checkpoint_or_model(tmp_path, capsys, file):
         shutil.copy(os.path.join(RUNS_1M, "Hopper-v5__figar__dt0.008__s1", name), run)
     evaluate.main([str(run), "--episodes", "1"])
     assert "FiGAR-C-PPO on Hopper-v5 at δ = 0.008 s (deterministic): mean return" in capsys.readouterr().out
+
+
+def test_animate_renders_a_run_from_its_checkpoint_when_it_has_no_model_and_makes_the_out_folder(tiny_run, tmp_path,
+                                                                                                  capsys):
+    reason = rendering_unavailable()
+    if reason:
+        pytest.skip(reason)
+    run = copy_of(tiny_run, tmp_path)  # trained without --save-model: config.json, progress.csv, checkpoint.pt
+    assert not (run / "model.pt").exists()
+    out = tmp_path / "new" / "folder" / "a.gif"
+    animate.main(["--run", str(run), "--max-frames", "3", "--width", "64", "--height", "64", "--out", str(out)])
+    assert out.is_file() and f"{out}: 3 frames" in capsys.readouterr().out
+
+
+def test_animate_says_in_one_line_what_to_do_for_a_run_with_neither_model_nor_checkpoint(tiny_run, tmp_path, capsys):
+    run = copy_of(tiny_run, tmp_path, checkpoint=False)  # a committed run in a clone: config.json and progress.csv
+    with pytest.raises(SystemExit) as exit_info:
+        animate.main(["--run", str(run), "--out", str(tmp_path / "a.gif")])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and err.count("\n") == 1, err
+    assert "neither model.pt nor checkpoint.pt" in err and "--save-model" in err and "Error" not in err, err
+    assert not (tmp_path / "a.gif").exists()
+
+
+def test_benchmark_readme_lists_animate_with_its_command():
+    with open(os.path.join(BENCHMARK, "README.md")) as f:
+        entries = f.read().split("\n- ")
+    animate_entry = [e for e in entries if e.startswith("`animate.py`")]
+    assert animate_entry and "`python benchmark/animate.py" in animate_entry[0]
