@@ -99,7 +99,7 @@ def load(run):
     them too) when the run was trained without --save-model."""
     saved = [os.path.join(run, n) for n in ("model.pt", "checkpoint.pt") if os.path.exists(os.path.join(run, n))]
     if os.path.isdir(run) and not saved:  # a committed run in a clone keeps neither, except where a result needs it
-        fail(f"--run: {run} has neither model.pt nor checkpoint.pt (a clone keeps them for results/runs_1m only); "
+        fail(f"--run: {run} has neither model.pt nor checkpoint.pt (a clone keeps them only where a result needs them); "
              "train it again with --save-model")
     try:
         with open(os.path.join(run, "config.json")) as f:
