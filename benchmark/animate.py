@@ -194,7 +194,7 @@ def main(argv=None):
     p.error = fail
     p.add_argument("--run", default=DEFAULTS["run"], help=f"an SAR-PPO run with model.pt or checkpoint.pt (default {DEFAULTS['run']})")
     p.add_argument("--out", default=None,
-                   help=f"the GIF to write, its folder made if need be (default {COMMITTED}; required with any "
+                   help=f"the GIF file to write, its directory made if need be (default {COMMITTED}; required with any "
                         "non-default flag)")
     p.add_argument("--frame-s", type=within(float, 0, 10, open_low=True), default=DEFAULTS["frame_s"],
                    help="physical seconds between frames, a multiple of the run's δ (default 0.05)")
