@@ -4,10 +4,11 @@ decision marked and the length of the repetition in force shown (the picture at 
     python benchmark/animate.py      # Hopper at δ = 0.5 ms, 1M decisions → results/figures/hopper_sar_0.5ms.gif
 
 The run must be a plain SAR-PPO run: its model.pt (from --save-model), or else its checkpoint.pt, holds
-the agent, its input statistics and Δ's statistics, its config.json the env and flags. A run folder with
-neither (a committed run in a clone) is refused in one line: train it again with --save-model. The policy acts with its mean
-action, every statistic frozen. A frame is rendered every --frame-s seconds of physical time (a
-multiple of δ) beneath the repetition, so frames fall inside repetitions as well as at their ends.
+the agent, its input statistics and Δ's statistics, its config.json the env and flags (a run folder with
+neither, as most committed runs in a clone, is refused in one line: train it again with --save-model).
+The GIF's directory is made if need be. The policy acts with its mean action, every statistic frozen. A
+frame is rendered every --frame-s seconds of physical time (a multiple of δ) beneath the repetition, so
+frames fall inside repetitions as well as at their ends.
 Drawn on each frame: the physical time, the decisions made so far and since the previous frame, the
 repetition in force (its length in ms and in δ-steps, known once the episode is over), and a strip of
 the last 0.5 s in which each decision is a block as long as its repetition, its start a black tick:
@@ -192,7 +193,8 @@ def draw(frames, decisions, dt, args, title):
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.error = fail
-    p.add_argument("--run", default=DEFAULTS["run"], help=f"an SAR-PPO run with model.pt or checkpoint.pt (default {DEFAULTS['run']})")
+    p.add_argument("--run", default=DEFAULTS["run"],
+                   help=f"an SAR-PPO run with model.pt or checkpoint.pt (default {DEFAULTS['run']})")
     p.add_argument("--out", default=None,
                    help=f"the GIF file to write, its directory made if need be (default {COMMITTED}; required with any "
                         "non-default flag)")

@@ -168,8 +168,8 @@ def parse_args(argv=None):
     except ValueError as e:  # "env_id: ..." or "dt: ..."
         name, message = str(e).split(": ", 1)
         error(f"--{name.replace('_', '-')}: {message}")
-    # the default folder names every flag that makes another run (as the training scripts' run names do), so that
-    # two runs of other settings never meet in one folder
+    # the default folder names the task, δ, --max-t, --plain and the seed (as the training scripts' run names do), so
+    # that runs of other settings never meet in one folder
     max_t = "" if args.max_t is None else f"__maxt{args.max_t:g}"
     args.out = args.out or os.path.join("runs", "sb3_sar", f"{args.env_id}__{'plain' if args.plain else 'sar'}__"
                                                            f"dt{args.dt:g}{max_t}__s{args.seed}")
