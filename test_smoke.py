@@ -3167,3 +3167,237 @@ def replace_in(old, new, files=("README.md", "results/README.md")):
 def test_the_glance_check_finds_a_broken_table(edit, problem):
     texts = edit({f: Path(HERE, f).read_text() for f in ("README.md", "results/README.md")})
     assert any(problem in p for p in glance_problems(texts["README.md"], texts["results/README.md"]))
+
+
+# ---- user surprises and probe defects
+def figures_sh_project(tmp_path, mv_calls_before_interrupt=0):
+    """A scratch project for benchmark/figures.sh: four committed figures and one theory figure (each b"old"),
+    a `python` whose first call "redraws" every one of them (b"new") and whose other calls draw nothing, and
+    an `mv` that, before each rename, logs every committed figure it cannot find (and, if asked, interrupts
+    figures.sh with SIGTERM at its n-th call). Returns (project, environment, log of missing figures)."""
+    project, bin_dir, log = tmp_path / "project", tmp_path / "bin", tmp_path / "missing.log"
+    (project / "benchmark").mkdir(parents=True)
+    shutil.copy(os.path.join(BENCHMARK, "figures.sh"), project / "benchmark")
+    committed = [f"results/figures/{n}.png" for n in "abcd"] + ["results/theory/t.png"]
+    for name in committed:
+        (project / name).parent.mkdir(parents=True, exist_ok=True)
+        (project / name).write_bytes(b"old")
+    bin_dir.mkdir()
+    (bin_dir / "python").write_text(
+        "#!/bin/sh\nprev=; out=\nfor a in \"$@\"; do [ \"$prev\" = --out ] && out=$a; prev=$a; done\n"
+        'case "$out" in */figures) new=$(dirname "$out")\n'
+        '  if [ ! -e "$new/drawn" ]; then for f in results/figures/*.png results/theory/*.png; do\n'
+        '    printf new > "$new/$(basename $(dirname $f))/$(basename $f)"; done; touch "$new/drawn"; fi;; esac\n')
+    (bin_dir / "mv").write_text(
+        "#!/bin/sh\n" + "".join(f'[ -e {name} ] || echo "{name} missing before mv $*" >> {log}\n' for name in committed)
+        + f'n=$(($(cat {tmp_path}/calls 2>/dev/null || echo 0) + 1)); echo $n > {tmp_path}/calls\n'
+        + (f'[ $n -eq {mv_calls_before_interrupt} ] && kill -TERM $PPID\n' if mv_calls_before_interrupt else "")
+        + f'exec {shutil.which("mv")} "$@"\n')
+    for tool in ("python", "mv"):
+        (bin_dir / tool).chmod(0o755)
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "PYTHON": "python"}
+    return project, env, log, committed
+
+
+@pytest.mark.parametrize("interrupt_at", [0, 2], ids=["completes", "interrupted"])
+def test_figures_sh_replaces_each_figure_by_a_rename_so_an_interrupt_leaves_every_one_old_or_new(tmp_path, interrupt_at):
+    project, env, log, committed = figures_sh_project(tmp_path, interrupt_at)
+    result = subprocess.run(["bash", str(project / "benchmark" / "figures.sh")], capture_output=True, text=True,
+                            env=env, timeout=60)
+    assert not log.exists(), log.read_text()  # at every rename every committed figure was there
+    contents = [(project / name).read_bytes() for name in committed]
+    assert set(contents) <= {b"old", b"new"}
+    if interrupt_at:
+        assert result.returncode != 0 and b"old" in contents and b"new" in contents
+    else:
+        assert result.returncode == 0 and set(contents) == {b"new"}, result.stderr
+    assert not list((project / "results").glob(".redraw.*"))  # its own folder removed on exit, interrupted or not
+
+
+def test_figures_sh_removes_the_redraw_folders_a_killed_run_left_and_keeps_a_running_ones(tmp_path):
+    project, env, log, committed = figures_sh_project(tmp_path)
+    gone_pid = subprocess.Popen(["true"])  # a process that has ended: its pid names a folder no process uses
+    gone_pid.wait()
+    stale = [project / "results" / f".redraw.{gone_pid.pid}.a1b2c3", project / "results" / ".redraw.Q1w2E3"]
+    live = project / "results" / f".redraw.{os.getpid()}.x9y8z7"  # this test's own pid: a redraw still running
+    for folder in stale + [live]:
+        (folder / "figures").mkdir(parents=True)
+        (folder / "figures" / "a.png").write_bytes(b"half")
+    result = subprocess.run(["bash", str(project / "benchmark" / "figures.sh")], capture_output=True, text=True,
+                            env=env, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert not any(folder.exists() for folder in stale) and live.exists()
+    assert sorted(p.name for p in (project / "results").glob(".redraw.*")) == [live.name]
+
+
+def test_run_sh_runs_a_crlf_command_list_with_the_carriage_returns_stripped(tmp_path):
+    out = tmp_path / "said"
+    result = run_sh(["1"], f"{sys.executable} -c \"import sys; open(sys.argv[1], 'w').write(repr(sys.argv[2:]))\" "
+                           f"{out} --log-dir runs\r\n\r\n")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert out.read_text() == "['--log-dir', 'runs']"  # not 'runs\r', a folder of its own
+
+
+def test_run_sh_shows_why_a_command_failed_and_discards_the_output_of_those_that_succeed():
+    # each text the commands print is joined at run time, so that the command lines run.sh echoes never hold it
+    chatter = f"{sys.executable} -c \"import sys; print('chat' + 'ter'); print('chat' + 'ter', file=sys.stderr)\""
+    failing = (f"{sys.executable} -c \"import sys; print('progress' + ' line'); print('earlier' + ' line', file=sys.stderr); "
+               "sys.exit('sar_ppo.py: error: --dt: ' + 'the reason it failed')\"")
+    result = run_sh(["2"], f"{chatter}\n{failing}\n")
+    assert result.returncode == 1 and "FAILED:" in result.stdout
+    said = result.stdout + result.stderr
+    assert "sar_ppo.py: error: --dt: the reason it failed" in said and "earlier line" in said
+    assert "chatter" not in said and "progress line" not in said
+
+
+RUNS_1M = os.path.join(HERE, "results", "runs_1m")
+
+
+@pytest.mark.parametrize("folder,file,source,named", [
+    ("Hopper-v5__sar__dt0.008__s1", "checkpoint.pt", "Hopper-v5__figar__dt0.008__s1", "method"),  # another script's
+    ("Hopper-v5__sar__dt0.008__s1", "checkpoint.pt", "Hopper-v5__sar__dt0.008__s2", "seed"),
+    ("Hopper-v5__sar__dt0.008__s1", "checkpoint.pt", "Hopper-v5__sar__dt0.0005__s1", "dt"),
+    ("Hopper-v5__sar__dt0.008__s1", "model.pt", "Hopper-v5__figar__dt0.008__s1", "FiGAR-C"),
+    ("Hopper-v5__figar__dt0.008__s1", "model.pt", "Hopper-v5__sar__dt0.008__s1", "FiGAR-C-PPO"),
+    ("Hopper-v5__sar__dt0.008__s1", "model.pt", "Hopper-v5__ppo__dt0.008__s1", "repetition"),
+], ids=["figar-checkpoint-in-sar", "other-seed", "other-dt", "figar-model-in-sar", "sar-model-in-figar",
+        "plain-model-in-sar"])
+def test_evaluate_refuses_a_checkpoint_or_model_of_another_run_than_config_json_in_one_line(
+        tmp_path, capsys, folder, file, source, named):
+    import evaluate
+    run = tmp_path / folder
+    run.mkdir()
+    for name in ("config.json", "progress.csv"):
+        shutil.copy(os.path.join(RUNS_1M, folder, name), run)
+    shutil.copy(os.path.join(RUNS_1M, source, file), run)  # dropped in from another run folder
+    exits_2_with_one_line(lambda: evaluate.main([str(run), "--episodes", "1"]), named, capsys)
+
+
+@pytest.mark.parametrize("file", ["checkpoint.pt", "model.pt"])
+def test_evaluate_reads_a_runs_own_checkpoint_or_model(tmp_path, capsys, file):
+    import evaluate
+    run = tmp_path / "run"
+    run.mkdir()
+    for name in ("config.json", "progress.csv", file):
+        shutil.copy(os.path.join(RUNS_1M, "Hopper-v5__figar__dt0.008__s1", name), run)
+    evaluate.main([str(run), "--episodes", "1"])
+    assert "FiGAR-C-PPO on Hopper-v5 at δ = 0.008 s (deterministic): mean return" in capsys.readouterr().out
+
+
+def test_animate_renders_a_run_from_its_checkpoint_when_it_has_no_model_and_makes_the_out_folder(tiny_run, tmp_path,
+                                                                                                  capsys):
+    reason = rendering_unavailable()
+    if reason:
+        pytest.skip(reason)
+    run = copy_of(tiny_run, tmp_path)  # trained without --save-model: config.json, progress.csv, checkpoint.pt
+    assert not (run / "model.pt").exists()
+    out = tmp_path / "new" / "folder" / "a.gif"
+    animate.main(["--run", str(run), "--max-frames", "3", "--width", "64", "--height", "64", "--out", str(out)])
+    assert out.is_file() and f"{out}: 3 frames" in capsys.readouterr().out
+
+
+def test_animate_says_in_one_line_what_to_do_for_a_run_with_neither_model_nor_checkpoint(tiny_run, tmp_path, capsys):
+    run = copy_of(tiny_run, tmp_path, checkpoint=False)  # a committed run in a clone: config.json and progress.csv
+    with pytest.raises(SystemExit) as exit_info:
+        animate.main(["--run", str(run), "--out", str(tmp_path / "a.gif")])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and err.count("\n") == 1, err
+    assert "neither model.pt nor checkpoint.pt" in err and "--save-model" in err and "Error" not in err, err
+    assert not (tmp_path / "a.gif").exists()
+
+
+def test_benchmark_readme_lists_animate_with_its_command():
+    with open(os.path.join(BENCHMARK, "README.md")) as f:
+        entries = f.read().split("\n- ")
+    animate_entry = [e for e in entries if e.startswith("`animate.py`")]
+    assert animate_entry and "`python benchmark/animate.py" in animate_entry[0]
+
+
+def test_plot_says_in_one_note_per_group_which_runs_of_another_budget_it_left_out_and_why(tmp_path, capsys):
+    for seed, rows in ((1, 10), (2, 10), (3, 4)):
+        fake_run(tmp_path, f"sar__s{seed}", 100.0, seed=seed, rows=rows)
+    for seed, rows in ((1, 10), (2, 20), (3, 20)):
+        fake_run(tmp_path, f"figar__s{seed}", 50.0, method="FiGAR-C-PPO", seed=seed, rows=rows)
+    assert plot.main([str(tmp_path), "--summary"]) == 0
+    err = capsys.readouterr().err
+    lines = err.splitlines()
+    assert len(lines) == 2 and "warning" not in err, err  # one line per group, not a warning
+    sar = next(line for line in lines if "SAR-PPO" in line)
+    figar = next(line for line in lines if "FiGAR-C-PPO" in line)
+    assert sar.startswith("note: ") and "sar__s3 (400 decisions)" in sar and "1,000" in sar and "never averaged" in sar
+    assert "figar__s1 (1,000 decisions)" in figar and "2,000" in figar and "--max-steps 1000" in figar
+
+
+def test_plot_keeps_one_of_two_folders_of_the_same_seed_and_says_why_without_claiming_more_decisions(tmp_path, capsys):
+    fake_run(tmp_path, "a__s1", 100.0)
+    fake_run(tmp_path, "b__s1", 100.0)  # a copy of the same seed, as many decisions
+    fake_run(tmp_path, "c__s2", 100.0, seed=2, rows=10)
+    fake_run(tmp_path, "d__s2", 100.0, seed=2, rows=12)
+    assert plot.main([str(tmp_path), "--summary"]) == 0
+    lines = capsys.readouterr().err.splitlines()
+    same = next(line for line in lines if "a__s1" in line)
+    longer = next(line for line in lines if "c__s2" in line)
+    assert "more decisions" not in same and "both have 1,000 decisions" in same and "keeping" in same
+    assert "keeping" in longer and "d__s2" in longer.split("keeping")[1] and "1,200" in longer
+
+
+def test_plot_says_which_figures_of_out_it_did_not_draw_and_leaves_them_as_they_were(tmp_path, capsys):
+    for env_id in ("InvertedPendulum-v5", "Hopper-v5"):
+        fake_run(tmp_path / "runs", f"{env_id}__sar__s1", 100.0, env_id=env_id)
+    out = tmp_path / "figs"
+    assert plot.main([str(tmp_path / "runs"), "--out", str(out), "--kinds", "bars"]) == 0
+    first = sorted(p.name for p in out.iterdir())
+    assert len(first) == 2 and "did not draw" not in capsys.readouterr().out
+    assert plot.main([str(tmp_path / "runs"), "--out", str(out), "--kinds", "bars", "--only", "InvertedPendulum"]) == 0
+    printed = capsys.readouterr().out
+    wrote = [line.split("wrote ", 1)[1] for line in printed.splitlines() if line.startswith("wrote ")]
+    older = [line for line in printed.splitlines() if "did not draw" in line]
+    assert [os.path.basename(p) for p in wrote] == ["InvertedPendulum-v5_deterministic_final_return.png"]
+    assert len(older) == 1 and "Hopper-v5_deterministic_final_return.png" in older[0] and "InvertedPendulum" not in older[0]
+    assert sorted(p.name for p in out.iterdir()) == first  # an earlier call's figure is named, not deleted
+
+
+TRAINING_SCRIPTS = {"sar_ppo.py": sar_ppo, "figar_ppo.py": figar_ppo, "sar_trpo.py": sar_trpo, "figar_trpo.py": figar_trpo}
+
+
+def python_lines(path, section=None):
+    """The `python <script>` lines of a Markdown file's code blocks (of one section, if named), comments cut off."""
+    with open(os.path.join(HERE, path)) as f:
+        text = f.read()
+    if section:
+        text = text[text.index(section):].split("\n## ")[0]
+    blocks = text.split("```")[1::2]
+    return [line.split("  #")[0].strip() for block in blocks for line in block.splitlines()
+            if line.startswith("python ") and " -m " not in line]
+
+
+def folder_of(line, sb3_sar):
+    """The folder a README command writes its run to, as its script parses its flags."""
+    argv = shlex.split(line)[1:]
+    if argv[0] == "examples/sb3_sar.py":
+        return os.path.normpath(sb3_sar.parse_args(argv[1:]).out)
+    args = TRAINING_SCRIPTS[argv[0]].parse_args(argv[1:])
+    return os.path.normpath(os.path.join(args.log_dir, args.run_name))
+
+
+def test_readme_commands_cover_every_learner_and_the_sb3_example_and_never_share_a_run_folder(sb3_sar):
+    lines = python_lines("README.md")
+    quickstart = python_lines("README.md", "## Quickstart")
+    assert any(line == "python sar_ppo.py" for line in quickstart)
+    assert any(line.startswith("python sar_ppo.py") and "--total-steps 100000" in line for line in quickstart)
+    assert any(line.startswith("python sar_trpo.py") for line in lines)
+    assert any(line.startswith("python sar_ppo.py") and "--a2c" in line for line in lines)
+    assert any(line.startswith("python examples/sb3_sar.py") for line in lines)
+    training = [line for line in lines if not line.startswith("python benchmark/") and not line.startswith("python plot")]
+    folders = [folder_of(line, sb3_sar) for line in training]
+    assert len(set(folders)) == len(folders), list(zip(training, folders))  # typed in order, none is refused
+
+
+def test_the_reports_sb3_commands_never_share_a_folder_with_each_other_or_the_examples_default_run(sb3_sar):
+    report = python_lines("results/README.md", "## SAR in Stable-Baselines3")
+    assert len(report) == 3
+    # each row's second seed and SB3 as is (--plain), as the report says to run them, and the example's default run
+    lines = [variant for line in report for variant in (line, line.replace("--seed 1", "--seed 2"))]
+    lines += [line + " --plain" for line in lines] + ["python examples/sb3_sar.py"]
+    folders = [folder_of(line, sb3_sar) for line in lines]
+    assert len(set(folders)) == len(folders), list(zip(lines, folders))
