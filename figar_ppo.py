@@ -678,8 +678,8 @@ def restore_episode(env, run):
     return saved["raw_obs"].numpy(), saved["obs"].numpy(), *saved["returns"]
 
 
-def save_model(run_dir, state):  # what a rollout needs: the agent and the statistics of its inputs
-    model = {k: state[k] for k in ("agent", "obs_rms", "repetition_stats") if k in state}
+def save_model(run_dir, state):  # what a rollout needs: the agent and the statistics of its inputs; and its run
+    model = {k: state[k] for k in ("agent", "obs_rms", "repetition_stats", "config") if k in state}
     save_atomic(os.path.join(run_dir, "model.pt"), model)
 
 

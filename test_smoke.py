@@ -1344,7 +1344,11 @@ def test_sar_warns_when_no_repetition_is_possible_and_refuses_step_before_reset(
 def test_the_wrapper_copied_with_the_readme_imports_runs_without_torch_or_envs(tmp_path):
     import inspect
     imports = readme_section("## Use SAR in your own project").split("```python\n")[1].split("\n\n")[0]
-    source = "\n\n\n".join(inspect.getsource(f) for f in (sar_ppo.SafeActionRepetition, sar_ppo.check_wrapped))
+    with open(os.path.join(HERE, "sar_ppo.py")) as f:  # the constants after the imports, as the comment says
+        constants = "".join(line for line in f if line.startswith(("MAX_T = ", "MAX_T_CAP = ", "MAX_D = ")))
+    assert constants.count("\n") == 3 and "MAX_T, MAX_T_CAP, MAX_D, class SafeActionRepetition" in imports + example
+    source = constants + "\n\n" + "\n\n\n".join(inspect.getsource(f) for f in (sar_ppo.SafeActionRepetition,
+                                                                                  sar_ppo.check_wrapped))
     (tmp_path / "sar.py").write_text(imports + "\n\n\n" + source)
     script = ("import sys; sys.modules['torch'] = sys.modules['envs'] = None\n"  # neither can be imported
               "import gymnasium as gym, numpy as np, sar\n"
@@ -1384,7 +1388,11 @@ def test_readme_snippet_to_use_sar_in_your_own_project_runs_as_written():
     block = readme_section("## Use SAR in your own project").split("```python\n")[1].split("```")[0]
     imports, example = block.split("\n\n", 1)
     assert "SafeActionRepetition" in example and "import" not in example
-    source = "\n\n\n".join(inspect.getsource(f) for f in (sar_ppo.SafeActionRepetition, sar_ppo.check_wrapped))
+    with open(os.path.join(HERE, "sar_ppo.py")) as f:  # the constants after the imports, as the comment says
+        constants = "".join(line for line in f if line.startswith(("MAX_T = ", "MAX_T_CAP = ", "MAX_D = ")))
+    assert constants.count("\n") == 3 and "MAX_T, MAX_T_CAP, MAX_D, class SafeActionRepetition" in imports + example
+    source = constants + "\n\n" + "\n\n\n".join(inspect.getsource(f) for f in (sar_ppo.SafeActionRepetition,
+                                                                                  sar_ppo.check_wrapped))
     scope = {"__name__": "readme"}
     exec(compile(imports + "\n\n\n" + source + "\n\n\n" + example, "README.md", "exec"), scope)  # noqa: S102
     assert 1 <= scope["info"]["w"] <= 4  # Pendulum-v1: δ = 0.05 s, max_t = 0.2 s
@@ -2717,10 +2725,12 @@ def parser_of(path):
 
 
 def bad_values(rule):
-    """Values outside a `within` rule, "must lie in [low, high]" or "(low, high]"."""
-    low, high = (float(x) for x in re.search(r"[\[(](.+), (.+)\]", rule).groups())
+    """Values outside a `within` rule, "must lie in [low, high]", "(low, high]" or "[low, high)"."""
+    low, high = (float(x) for x in re.search(r"[\[(](.+), (.+)[\])]", rule).groups())
     values = ["nan", f"{low:g}" if rule.startswith("must lie in (") else f"{low - 1:g}"]
     above = [f"{high * 10 + 1:.0f}"] + (["inf"] if "or be inf" not in rule else [])  # --max-t inf: no cap on t
+    if re.search(r"\d\)", rule):  # an open upper end: the end itself is outside (--arp-alpha 1)
+        above.append(f"{high:g}")
     return values + (above if math.isfinite(high) else [])
 
 

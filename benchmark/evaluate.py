@@ -23,6 +23,7 @@ from gymnasium.wrappers.utils import RunningMeanStd
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
+import arp_ppo  # noqa: E402
 import figar_ppo  # noqa: E402
 import figar_trpo  # noqa: E402
 import sar_ppo  # noqa: E402
@@ -35,6 +36,8 @@ import status  # noqa: E402 - a training script's own parsing of its flags
 
 def script_of(method):
     """The training script of a method name: FiGAR-C-TRPO → figar_trpo; an A2C run is the PPO scripts' (--a2c)."""
+    if method.startswith("ARP"):
+        return arp_ppo
     return {("FiGAR", "TRPO"): figar_trpo, ("FiGAR", ""): figar_ppo, ("", "TRPO"): sar_trpo}.get(
         ("FiGAR" if method.startswith("FiGAR") else "", "TRPO" if "TRPO" in method else ""), sar_ppo)
 
@@ -59,7 +62,8 @@ def other_run(state, config):
                 return (f"its {name} is {made.get(name, MISSING)!r}, config.json's "
                         f"{config.get(name, MISSING)!r}")
         return None
-    method, repeat = config.get("method", ""), not config.get("no_repeat")
+    method = config.get("method", "")
+    repeat = not config.get("no_repeat") and not method.startswith("ARP")  # ARP-PPO has no repetition
     if repeat != ("repeat_logstd.weight" in state["agent"]):
         return (f"its policy has {'no' if repeat else 'a'} repetition head, which a {config.get('method')} run "
                 f"{'has' if repeat else 'has not'}")
@@ -105,8 +109,14 @@ def main(argv=None):
     args.seed = args.seed if flags.seed is None else flags.seed
     args.eval_episodes = 1
     env, repetition = module.make_decision_env(args)
+    authors_head = None  # the authors' log-std heads, where a run was made with them
+    if getattr(args, "sb2_logstd", False):
+        authors_head = "sb2"
+    if getattr(args, "sb3_u_init", False):
+        authors_head = "sb3"
     agent = module.Agent(env.observation_space.shape[0], env.unwrapped.action_space.shape[0],
-                         repeat=not getattr(args, "no_repeat", False))
+                         repeat=module is not arp_ppo and not getattr(args, "no_repeat", False),
+                         authors_head=authors_head)
     obs_rms = RunningMeanStd(shape=env.observation_space.shape)
     try:
         agent.load_state_dict(state["agent"])

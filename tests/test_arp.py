@@ -165,3 +165,13 @@ def test_killed_arp_run_resumes_with_the_uninterrupted_runs_rows(tmp_path):
     assert len(rows(tmp_path)) < 10  # killed mid-run
     train("arp_ppo.py", tmp_path, *flags, "--resume")
     assert rows(tmp_path, timings=False) == rows(tmp_path, "whole", timings=False)
+
+
+def test_evaluate_reads_an_arp_run_and_its_model(tmp_path):
+    fast = ["--total-steps", "512", "--num-steps", "256", "--update-epochs", "1", "--minibatch-size", "128"]
+    train("arp_ppo.py", tmp_path, *fast, "--save-model")
+    for model in ("model.pt", "checkpoint.pt"):
+        result = subprocess.run([sys.executable, os.path.join(ROOT, "benchmark", "evaluate.py"), str(tmp_path / "run"),
+                                 "--episodes", "1"], capture_output=True, text=True, timeout=120)
+        assert result.returncode == 0 and "ARP-PPO on InvertedPendulum-v5" in result.stdout, result.stderr
+        (tmp_path / "run" / model).unlink()  # then the checkpoint alone

@@ -106,7 +106,8 @@ def test_save_model_on_a_finished_run_says_it_wrote_the_model(tmp_path):
     result = run("sar_ppo.py", tmp_path, *flags, "--resume", "--save-model")
     assert result.returncode == 0 and "wrote model.pt from its checkpoint" in result.stdout
     assert "nothing to do" not in result.stdout and (tmp_path / "run" / "model.pt").exists()
-    assert set(torch.load(tmp_path / "run" / "model.pt", weights_only=True)) == {"agent", "obs_rms", "repetition_stats"}
+    assert set(torch.load(tmp_path / "run" / "model.pt", weights_only=True)) == {"agent", "obs_rms", "repetition_stats",
+                                                                                  "config"}
 
 
 @pytest.mark.parametrize("script,flags", [("sar_ppo.py", ["--no-repeat"]), ("figar_ppo.py", []),
