@@ -1346,7 +1346,7 @@ def test_the_wrapper_copied_with_the_readme_imports_runs_without_torch_or_envs(t
     imports = readme_section("## Use SAR in your own project").split("```python\n")[1].split("\n\n")[0]
     with open(os.path.join(HERE, "sar_ppo.py")) as f:  # the constants after the imports, as the comment says
         constants = "".join(line for line in f if line.startswith(("MAX_T = ", "MAX_T_CAP = ", "MAX_D = ")))
-    assert constants.count("\n") == 3 and "MAX_T, MAX_T_CAP, MAX_D, class SafeActionRepetition" in imports + example
+    assert constants.count("\n") == 3
     source = constants + "\n\n" + "\n\n\n".join(inspect.getsource(f) for f in (sar_ppo.SafeActionRepetition,
                                                                                   sar_ppo.check_wrapped))
     (tmp_path / "sar.py").write_text(imports + "\n\n\n" + source)
