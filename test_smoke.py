@@ -1120,10 +1120,9 @@ def test_plot_finds_runs_recursively_counts_a_seed_once_and_skips_torn_runs(tmp_
         assert exit_info.value.code == 2 and capsys.readouterr().err.count("\n") == 1
 
 # ---------------------------------------------------------------- benchmark/: the theory, measured (issue #14)
-sys.path.insert(0, os.path.join(HERE, "benchmark"))
-import alert_then_off  # noqa: E402
-import exploration  # noqa: E402
-import pg_variance  # noqa: E402
+from benchmark import alert_then_off  # noqa: E402
+from benchmark import exploration  # noqa: E402
+from benchmark import pg_variance  # noqa: E402
 
 
 class Bandit(gym.Env):
@@ -1424,9 +1423,8 @@ def test_config_records_the_commit_of_the_code_at_every_start_and_resume(tmp_pat
 
 
 # ---------------------------------------------------------------- the pendulum analyses (issue #15)
-sys.path.insert(0, os.path.join(HERE, "benchmark"))
-import plot_rising_stochasticity  # noqa: E402
-import safe_regions  # noqa: E402
+from benchmark import plot_rising_stochasticity  # noqa: E402
+from benchmark import safe_regions  # noqa: E402
 
 
 def test_safe_regions_draws_a_trained_run_and_measures_radius_against_speed(tmp_path, capsys):
@@ -1451,8 +1449,7 @@ def test_rising_stochasticity_normalises_each_method_by_its_own_cap(tmp_path):
 
 
 def test_same_policy_across_dt_measures_each_dt_with_one_policy(capsys):
-    sys.path.insert(0, os.path.join(HERE, "benchmark"))
-    import same_policy_across_dt
+    from benchmark import same_policy_across_dt
     same_policy_across_dt.main(["--env-id", "InvertedPendulum-v5", "--episodes", "2", "--burn-in", "1"])
     rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| 0.")]
     assert [row.split(" | ")[0] for row in rows] == ["| 0.002", "| 0.04"]
@@ -1467,7 +1464,7 @@ def test_same_policy_across_dt_refuses_an_empty_model_rather_than_rolling_out_an
 
 
 def test_same_policy_across_dt_reads_a_running_runs_checkpoint_as_its_model(tmp_path, capsys):
-    import same_policy_across_dt
+    from benchmark import same_policy_across_dt
     train("sar_ppo.py", tmp_path, "--total-steps", "256", *TINY, "--save-model")
     tables = []
     for name in ("model.pt", "checkpoint.pt"):  # the end of a run: both hold the same agent and statistics
@@ -1480,7 +1477,7 @@ def test_status_tells_finished_unfinished_and_not_started_runs_of_a_figure_scrip
                                                                                    capsys):
     import io
 
-    import status
+    from tools import status
     for name in ("done", "half", "torn"):
         shutil.copytree(tiny_run, tmp_path / name)
     (tmp_path / "half" / "checkpoint.pt").unlink()  # as a clone has it
@@ -1731,7 +1728,7 @@ def whole_rows(folder):
 
 
 def test_slurm_array_of_a_figure_script_finishes_and_a_cancelled_task_resumes(slurm_cluster, tmp_path):
-    import status
+    from tools import status
     env, runs, out = slurm_cluster, tmp_path / "runs", tmp_path / "out"
     out.mkdir()
     commands = tiny_commands(runs)
@@ -1776,7 +1773,7 @@ def test_slurm_array_of_a_figure_script_finishes_and_a_cancelled_task_resumes(sl
     before = whole_rows(folders[0])
     kept = len(before)
     assert cut <= kept < rows  # a cancelled run keeps its rows, and is unfinished
-    listed = subprocess.run([sys.executable, "benchmark/status.py"], input="\n".join(commands), cwd=HERE,
+    listed = subprocess.run([sys.executable, "tools/status.py"], input="\n".join(commands), cwd=HERE,
                             capture_output=True, text=True, check=True).stdout.splitlines()
     assert listed[0] == "finished: 2" and listed[1] == "unfinished: 1" and "(checkpoint.pt)" in listed[2]
     saved = torch.load(os.path.join(folders[0], "checkpoint.pt"), weights_only=True)["counters"]["update"]
@@ -1788,7 +1785,7 @@ def test_slurm_array_of_a_figure_script_finishes_and_a_cancelled_task_resumes(sl
     assert task_states(env, second) == {task: ("COMPLETED", "0:0") for task in (1, 2, 3)}
     assert whole_rows(folders[0])[:saved] == before[:saved]  # up to its checkpoint, as it was
     assert all("is finished" in task_output(second, task) for task in (2, 3))
-    listed = subprocess.run([sys.executable, "benchmark/status.py"], input="\n".join(commands), cwd=HERE,
+    listed = subprocess.run([sys.executable, "tools/status.py"], input="\n".join(commands), cwd=HERE,
                             capture_output=True, text=True, check=True).stdout.splitlines()
     assert listed == ["finished: 3", "unfinished: 0", "not started: 0"]
     for folder in folders:  # no row lost or repeated
@@ -1800,7 +1797,7 @@ def test_slurm_array_of_a_figure_script_finishes_and_a_cancelled_task_resumes(sl
     for folder in folders:
         assert re.search(rf"\| {re.escape(os.path.basename(folder))} \| 1,024 \|", table)
 # ---------------------------------------------------------------- the animation
-import animate  # noqa: E402
+from tools import animate  # noqa: E402
 
 
 def rendering_unavailable():
@@ -1833,9 +1830,9 @@ def test_animation_renders_a_committed_model_to_a_gif_and_never_overwrites_the_c
 import io  # noqa: E402
 import shlex  # noqa: E402
 
-import check_reproducible  # noqa: E402
-import same_policy_across_dt  # noqa: E402
-import status  # noqa: E402
+from benchmark import same_policy_across_dt  # noqa: E402
+from tools import check_reproducible  # noqa: E402
+from tools import status  # noqa: E402
 
 BENCHMARK = os.path.join(HERE, "benchmark")
 THEORY = os.path.join(HERE, "results", "theory")
@@ -1849,8 +1846,8 @@ def exits_2_with_one_line(call, named, capsys):
     assert exit_info.value.code == 2 and err.count("\n") == 1 and named in err, err
 
 
-def script(name, *args, stdin=None, env=None, timeout=120):
-    return subprocess.run([sys.executable, os.path.join(BENCHMARK, name), *map(str, args)], input=stdin,
+def script(path, *args, stdin=None, env=None, timeout=120):
+    return subprocess.run([sys.executable, os.path.join(HERE, path), *map(str, args)], input=stdin,
                           capture_output=True, text=True, timeout=timeout, env=env)
 
 
@@ -2012,7 +2009,7 @@ def test_check_reproducible_bad_input_says_one_line_and_exits_2(tiny_run, tmp_pa
 @pytest.mark.parametrize("tool", ["check_reproducible", "evaluate"])
 def test_a_config_json_value_its_script_refuses_is_one_line_before_any_run_is_remade(tiny_run, tmp_path, capsys,
                                                                                       monkeypatch, tool):
-    import evaluate
+    from tools import evaluate
     config = json.loads((tiny_run / "config.json").read_text())
     bad = copy_of(tiny_run, tmp_path)
     (bad / "config.json").write_text(json.dumps({**config, "max_d": -5}))  # a hand-edited value
@@ -2039,7 +2036,7 @@ def test_check_reproducible_remakes_an_a2c_and_a_trpo_run(tmp_path, capsys, scri
 @pytest.mark.parametrize("name,args,named", [("speed.py", ["--threads", "0"], "--threads"),
                                              ("profile_parts.py", ["--quick"], "--quick")])
 def test_speed_scripts_bad_input_says_one_line_and_exits_2(name, args, named):
-    result = script(name, *args, timeout=60)
+    result = script(f"benchmark/{name}", *args, timeout=60)
     assert result.returncode == 2 and result.stderr.count("\n") == 1 and named in result.stderr, result.stderr
 
 
@@ -2081,7 +2078,7 @@ def fake_python(tmp_path, runs_exit):
     bin_dir.mkdir()
     (bin_dir / "python").write_text(
         "#!/bin/sh\n"
-        f'case "$1" in sar_ppo.py|figar_ppo.py) exit {runs_exit};; benchmark/status.py) exec {sys.executable} "$@";; esac\n'
+        f'case "$1" in sar_ppo.py|figar_ppo.py) exit {runs_exit};; tools/status.py) exec {sys.executable} "$@";; esac\n'
         f'echo "$*" >> {tmp_path / "drawn"}\n')
     (bin_dir / "python").chmod(0o755)
     return {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
@@ -2104,7 +2101,7 @@ def test_figure_script_draws_nothing_from_an_incomplete_set_of_runs(tmp_path, fi
 
 
 def test_random_returns_measures_a_uniform_policy_and_never_overwrites_the_committed_csv(tmp_path, capsys):
-    import random_returns
+    from benchmark import random_returns
     committed = os.path.join(HERE, "results", "random_returns.csv")
     before = open(committed).read()
     with pytest.raises(SystemExit) as exit_info:  # other parameters, the committed file: refused
@@ -2224,8 +2221,7 @@ def test_stochastic_settings_and_hold_penalty_stay_with_the_paper_tasks():
 def sb3_sar():
     """examples/sb3_sar.py, the Stable-Baselines3 recipe (stable-baselines3 from benchmark/requirements.txt)."""
     pytest.importorskip("stable_baselines3", reason="pip install -r benchmark/requirements.txt (CI does)")
-    sys.path.insert(0, os.path.join(HERE, "examples"))
-    import sb3_sar
+    from examples import sb3_sar
     return sb3_sar
 
 
@@ -2566,7 +2562,7 @@ def test_a_run_killed_at_three_moments_and_resumed_gives_the_uninterrupted_runs_
 
 # ---------------------------------------------------------------- the promises of every command, class by class
 def test_random_returns_refuses_the_committed_csv_reached_through_a_symlinked_folder(tmp_path, capsys):
-    import random_returns
+    from benchmark import random_returns
     committed = os.path.join(HERE, "results", "random_returns.csv")
     before = open(committed).read()
     (tmp_path / "link").symlink_to(os.path.join(HERE, "results"))
@@ -2652,8 +2648,8 @@ from unittest import mock  # noqa: E402
 
 
 def python_commands():
-    """Every Python command, found from the tree: top-level and benchmark/ scripts with a main, examples/."""
-    scripts = sorted(glob.glob(os.path.join(HERE, "*.py"))) + sorted(glob.glob(os.path.join(BENCHMARK, "*.py")))
+    """Every Python command, found from the tree: top-level, benchmark/ and tools/ scripts with a main, examples/."""
+    scripts = [p for folder in (HERE, BENCHMARK, os.path.join(HERE, "tools")) for p in sorted(glob.glob(os.path.join(folder, "*.py")))]
     return [p for p in scripts if re.search(r'^if __name__ == "__main__":', open(p).read(), re.M)] + \
         sorted(glob.glob(os.path.join(HERE, "examples", "*.py")))
 
@@ -2890,7 +2886,7 @@ WRITERS = {  # a command's arguments (T: an empty folder), and an output it woul
     "safe_regions": (["benchmark/safe_regions.py", SAFE_REGIONS_RUN, "--draw", "2", "--decisions", "20", "--out", "T"],
                      "InvertedPendulum-v5__sar-delta2-3__dt0.002__s1_safe_regions.png"),
     "plot": (["plot.py", "T/runs", "--kinds", "bars", "--out", "T"], "InvertedPendulum-v5_deterministic_final_return.png"),
-    "animate": (["benchmark/animate.py", "--max-frames", "2", "--width", "64", "--height", "64", "--out", "T/a.gif"],
+    "animate": (["tools/animate.py", "--max-frames", "2", "--width", "64", "--height", "64", "--out", "T/a.gif"],
                 "a.gif"),
     "sb3_sar": (["examples/sb3_sar.py", "--total-steps", "64", "--eval-episodes", "1", "--out", "T/run"], "run/x"),
 }
@@ -2942,7 +2938,7 @@ def test_animate_refuses_bad_input_in_one_line_before_rendering(flags, named, mo
 
 
 def test_animate_with_a_bad_mujoco_gl_says_so_in_one_line(tmp_path):
-    result = script("animate.py", "--out", tmp_path / "a.gif", "--max-frames", "2",
+    result = script("tools/animate.py", "--out", tmp_path / "a.gif", "--max-frames", "2",
                     env={**os.environ, "MUJOCO_GL": "nonsense"})
     assert result.returncode == 2 and result.stderr.count("\n") == 1 and "MUJOCO_GL" in result.stderr, result.stderr
     assert list(tmp_path.iterdir()) == []
@@ -2992,7 +2988,7 @@ def test_status_check_refuses_a_line_that_is_not_a_training_command(line, capsys
                                          ("sar_ppo.py --env-id Hopper-v5\n", "not a command")])
 @pytest.mark.parametrize("tool", ["status", "grid_hours"])
 def test_status_and_grid_hours_read_the_same_commands_and_refuse_the_same_lines(tool, said, named, capsys, monkeypatch):
-    import grid_hours
+    from tools import grid_hours
     monkeypatch.setattr(sys, "stdin", io.StringIO(said))
     exits_2_with_one_line(lambda: {"status": status, "grid_hours": grid_hours}[tool].main([]), named, capsys)
 
@@ -3043,8 +3039,8 @@ def test_sb3_recipe_refuses_saved_statistics_that_are_not_finite_variances(sb3_s
 
 @pytest.mark.parametrize("setting", [{"noise": "ext-force"}, {"hold_penalty": True}])
 def test_rollout_tools_refuse_a_run_trained_under_noise_or_a_hold_penalty(model_run, setting, capsys):
-    import animate
-    import same_policy_across_dt
+    from tools import animate
+    from benchmark import same_policy_across_dt
     config = json.loads((model_run / "config.json").read_text())
     (model_run / "config.json").write_text(json.dumps({**config, **setting}))
     for call in (lambda: animate.main(["--run", str(model_run), "--out", str(model_run / "x.gif")]),

@@ -23,5 +23,5 @@ commands() {
 }
 if [ "$*" = "--list" ]; then commands; exit; fi
 commands | bash benchmark/run.sh "$@" || exit  # a failed or interrupted run: no figure from part of the runs
-commands | python benchmark/status.py --check > /dev/null || exit  # nor from a set with a run unfinished
+commands | python tools/status.py --check > /dev/null || exit  # nor from a set with a run unfinished
 python plot.py results/runs --variants --only __sar-maxd __sar-no-limit __figar-no-limit __sar-l2 Pendulum-v5__sar__dt0.002__s Pendulum-v5__figar__dt0.002__s --kinds grid bars durations --out results/figures --prefix ablations_

@@ -19,5 +19,5 @@ commands() {
 }
 if [ "$*" = "--list" ]; then commands; exit; fi
 commands | bash benchmark/run.sh "$@" || exit  # a failed or interrupted run: no figure from part of the runs
-commands | python benchmark/status.py --check > /dev/null || exit  # nor from a set with a run unfinished
+commands | python tools/status.py --check > /dev/null || exit  # nor from a set with a run unfinished
 python plot.py results/runs --only __hold-penalty --kinds curves durations bars --out results/figures

@@ -11,7 +11,7 @@ commands() {
 }
 if [ "$*" = "--list" ]; then commands; exit; fi
 commands | bash benchmark/run.sh "$@" || exit  # a failed or interrupted run: no figure from part of the runs
-commands | python benchmark/status.py --check > /dev/null || exit  # nor from a set with a run unfinished
+commands | python tools/status.py --check > /dev/null || exit  # nor from a set with a run unfinished
 for run in results/runs/InvertedPendulum-v5__sar-delta2-3__dt0.002__s1 results/runs/InvertedPendulum-v5__sar-delta2-3__dt0.002__ext-force__s1; do
   python benchmark/safe_regions.py "$run" --out results/figures
 done

@@ -31,7 +31,8 @@ plot results/runs --only "${A2C[@]}" --kinds grid normalised bars --prefix a2c_
 ONE_TASK=({InvertedPendulum,InvertedDoublePendulum,Hopper}-v5__{sar,figar,ppo}__dt{0.0005,0.002,0.008,0.01,0.04,0.05}__s)
 plot results/runs --only "${ONE_TASK[@]}" --kinds curves durations bars
 plot results/runs --only "${ONE_TASK[@]}" --kinds curves --x physical_time_s
-# Fig. 5: SAR-PPO vs FiGAR-C-PPO under the three stochastic settings at δ_lowest: InvertedPendulum (fig_stochastic.sh)
+# Fig. 5: SAR-PPO vs FiGAR-C-PPO under the three stochastic settings at δ_lowest: InvertedPendulum
+# (fig_stochastic.sh)
 plot results/runs --only InvertedPendulum-v5__{sar,figar}__dt0.002__{action,ext-force,ext-force-perceptible}__s --kinds fig5
 # ... and the seven other tasks (fig_stochastic_seven_tasks.sh; δ_lowest: Hopper, Walker2d 0.5 ms, Reacher 1 ms,
 # the others 2 ms)
@@ -63,8 +64,7 @@ done
   --figure "$THEORY/pg_variance_8_policies.png"   # the paper's 8 policies, 5 tasks
 "$PY" - "$THEORY" <<'EOF'
 import csv, sys
-sys.path.insert(0, "benchmark")
-import alert_then_off, exploration
+from benchmark import alert_then_off, exploration
 for module, name in ((alert_then_off, "alert_then_off"), (exploration, "exploration")):
     with open(f"results/theory/{name}.csv", newline="") as f:
         module.plot_figure(list(csv.DictReader(f)), f"{sys.argv[1]}/{name}.png")

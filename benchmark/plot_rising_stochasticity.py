@@ -13,12 +13,11 @@ import sys
 
 import numpy as np
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
-import plot  # noqa: E402
-import promises  # noqa: E402
-from plot import plt  # noqa: E402
-from promises import check_folder, fail, save_figure  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the project's folder
+import plot
+from plot import plt
+from tools import promises
+from tools.promises import check_folder, fail, save_figure
 
 NORMALISED = {"SAR-PPO": ("safe_radius_mean", "max_d", "d / d_max"),
               "FiGAR-C-PPO": ("action_duration_mean_s", "max_t", "t / t_max")}
