@@ -1505,7 +1505,7 @@ import socket  # noqa: E402
 import tempfile  # noqa: E402
 
 SLURM_PROGRAMS = ("munged", "slurmctld", "slurmd", "sbatch", "squeue", "scancel", "scontrol", "sinfo")
-SLURM_LIST = os.path.join(HERE, "benchmark", "fig_dt_invariance.sh")
+SLURM_LIST = os.path.join(HERE, "benchmark", "fig3_ppo_three_tasks.sh")
 # A figure script's runs with tiny budgets: 8 updates of 128 decisions each, written to a tmp folder.
 SLURM_BUDGET = "--total-steps 1024 --num-steps 128 --minibatch-size 64"
 
@@ -2059,7 +2059,7 @@ def test_run_sh_exits_non_zero_when_a_command_failed_and_runs_the_others():
 
 
 def test_hopper_1m_methods_choose_the_runs_and_a_bad_one_is_one_line_before_any_run(tmp_path):
-    script = os.path.join(BENCHMARK, "fig_hopper_1m.sh")
+    script = os.path.join(BENCHMARK, "fig3_hopper_1m.sh")
     env = {**os.environ, "SEEDS": "4 5", "METHODS": "sar"}
     listing = subprocess.run(["bash", script, "--list"], capture_output=True, text=True, env=env, timeout=30)
     lines = listing.stdout.splitlines()
@@ -2084,15 +2084,15 @@ def fake_python(tmp_path, runs_exit):
     return {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
 
 
-@pytest.mark.parametrize("figure_script", ["fig_ablations.sh", "fig_partial_observability.sh",
-                                           "fig_rising_stochasticity.sh", "fig_safe_regions.sh"])
+@pytest.mark.parametrize("figure_script", ["appI_ablations.sh", "appH_lambda_sar.sh",
+                                           "appE_rising_stochasticity.sh", "fig6_safe_regions.sh"])
 def test_figure_script_draws_nothing_when_a_run_failed(tmp_path, figure_script):
     result = subprocess.run(["bash", os.path.join(BENCHMARK, figure_script), "2"], capture_output=True, text=True,
                             env=fake_python(tmp_path, 1), timeout=120)
     assert result.returncode != 0 and "FAILED" in result.stdout and not (tmp_path / "drawn").exists()
 
 
-@pytest.mark.parametrize("figure_script", ["fig_ablations.sh", "fig_rising_stochasticity.sh"])
+@pytest.mark.parametrize("figure_script", ["appI_ablations.sh", "appE_rising_stochasticity.sh"])
 def test_figure_script_draws_nothing_from_an_incomplete_set_of_runs(tmp_path, figure_script):
     env = {**fake_python(tmp_path, 0), "SEEDS": "99"}  # the runs "succeed" but seed 99 has no run folders
     result = subprocess.run(["bash", os.path.join(BENCHMARK, figure_script), "2"], capture_output=True, text=True,
@@ -2860,7 +2860,7 @@ def test_a_figure_script_refuses_bad_seeds_in_one_line_before_listing_or_running
         assert result.stdout == "" and not (tmp_path / "started").exists()
 
 
-@pytest.mark.parametrize("script, variable, value", [("fig_hopper_1m.sh", "METHODS", ""), ("fig_hopper_1m.sh", "METHODS", " "),
+@pytest.mark.parametrize("script, variable, value", [("fig3_hopper_1m.sh", "METHODS", ""), ("fig3_hopper_1m.sh", "METHODS", " "),
                                                      ("full_grid.sh", "LOG_DIR", ""), ("full_grid.sh", "LOG_DIR", "my runs")])
 def test_a_figure_script_refuses_an_empty_or_unusable_setting_in_one_line(script, variable, value, tmp_path):
     env = {**fake_python_recording(tmp_path), variable: value}

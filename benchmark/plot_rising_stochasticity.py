@@ -1,6 +1,6 @@
 """App. E, rising stochasticity: final return and the learned normalised duration (FiGAR-C-PPO: t/t_max)
 or radius (SAR-PPO: d/d_max) against p_ext, the probability of an external force per decision, on
-InvertedPendulum-v5 at δ_lowest (the runs of benchmark/fig_rising_stochasticity.sh). The paper's claim:
+InvertedPendulum-v5 at δ_lowest (the runs of benchmark/appE_rising_stochasticity.sh). The paper's claim:
 FiGAR-C's durations shrink as p_ext grows, SAR's radii do not. Each value is a run's mean over the last
 10% of its decisions; the mean over seeds, whiskers the seeds' min–max, seeds as dots. FiGAR-C's duration is
 the realised one (⌈t/δ⌉ δ-steps, cut short at an episode's end), logged as action_duration_mean_s.

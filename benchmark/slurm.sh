@@ -4,7 +4,7 @@
 #   sbatch --array=1-N [options] benchmark/slurm.sh LIST
 #
 # LIST is a figure script (benchmark/*.sh; each task reads its --list) or a file of commands, one per line
-# (`bash benchmark/fig_five_tasks.sh --list > commands.txt`), which fixes the list at submission.
+# (`bash benchmark/fig3_ppo_five_tasks.sh --list > commands.txt`), which fixes the list at submission.
 # N is its number of commands (`wc -l < commands.txt`). Submit from the project's folder: the tasks run
 # in sbatch's working directory, where the commands' `python sar_ppo.py ...` and --log-dir are relative.
 #

@@ -1,8 +1,8 @@
 """Which runs of a figure script are finished, unfinished, not started or made with other flags, running nothing.
 
-    bash benchmark/fig_five_tasks.sh --list | python tools/status.py        # counts, and the runs left
-    bash benchmark/fig_five_tasks.sh --list | python tools/status.py -v     # every run
-    bash benchmark/fig_five_tasks.sh --list | python tools/status.py --check  # exit 1 unless all finished
+    bash benchmark/fig3_ppo_five_tasks.sh --list | python tools/status.py        # counts, and the runs left
+    bash benchmark/fig3_ppo_five_tasks.sh --list | python tools/status.py -v     # every run
+    bash benchmark/fig3_ppo_five_tasks.sh --list | python tools/status.py --check  # exit 1 unless all finished
 
 Reads the commands on stdin (`python sar_ppo.py ...`, or of figar_ppo.py, sar_trpo.py, figar_trpo.py, one per
 line, run from the project's folder as the figure scripts do), finds each one's run folder with the script's own
