@@ -1,6 +1,7 @@
 """What every training script promises on its command line: its logs, the same seed giving the same rows,
 a variant of the method its own name, every flag checked before any work (one line, exit 2), and the
 text the four scripts share kept the same."""
+import difflib
 import json
 import math
 import os
@@ -137,7 +138,8 @@ def test_help_shows_every_range_and_never_a_default_of_none(module, capsys):
     assert "--seed SEED seeds torch, numpy and the env (must lie in [0, 4294967295]; default: 1)" in text
 
 
-LEARNER_SCRIPTS = ["sar_ppo.py", "figar_ppo.py", "sar_trpo.py", "figar_trpo.py"]
+LEARNER_OF = {"sar_ppo.py": "PPO", "figar_ppo.py": "PPO", "sar_trpo.py": "TRPO", "figar_trpo.py": "TRPO"}
+LEARNER_SCRIPTS = list(LEARNER_OF)
 
 
 def wrapper_text(script, name):  # the class, up to the next top-level definition
@@ -153,3 +155,39 @@ def test_every_training_script_carries_the_same_wrapper_and_agent_text():
     agents = {wrapper_text(script, "Agent") for script in LEARNER_SCRIPTS}
     assert len(agents) == 1
 
+
+# The appendix of run bookkeeping, from its opening line to the end of the script, is one text copied into the
+# four scripts. These lines of it differ between the learners, each for the reason given; within a learner
+# they are the same. Any other difference is a copy gone astray: make the same change in all four scripts.
+APPENDIX = "# ================================================================ Appendix"
+APPENDIX_LINES_OF_THEIR_OWN = {
+    "FLAGS_ADDED_LATER = ": "the flags a learner gained after its first committed runs, with the value they had"
+                            " before (PPO: --a2c, --init-logstd; TRPO came after them)",
+    "train anew under another --run-name with smaller steps": "a diverged run names its learner's step-size flags",
+}
+
+
+def appendix(script):
+    text = open(os.path.join(ROOT, script)).read()
+    assert text.count(APPENDIX) == 1, f"{script}: the appendix opens with the line {APPENDIX!r}, once"
+    return text[text.index(APPENDIX):].splitlines()
+
+
+def test_the_training_scripts_carry_the_same_appendix_but_for_the_lines_named_here():
+    shared, own = {}, {}
+    for script in LEARNER_OF:
+        lines = appendix(script)
+        for start in APPENDIX_LINES_OF_THEIR_OWN:
+            at = [i for i, line in enumerate(lines) if start in line]
+            assert len(at) == 1, f"{script}: {len(at)} appendix lines hold {start!r}, where the test names one"
+            own[script, start], lines[at[0]] = lines[at[0]], f"<the line of its own holding {start!r}>"
+        shared[script] = lines
+    first = LEARNER_SCRIPTS[0]
+    for script in LEARNER_SCRIPTS[1:]:
+        diff = difflib.unified_diff(shared[first], shared[script], first, script, lineterm="", n=1)
+        assert shared[script] == shared[first], "the appendices differ:\n" + "\n".join(diff)
+    for start in APPENDIX_LINES_OF_THEIR_OWN:
+        by_learner = {learner: {own[s, start] for s in LEARNER_OF if LEARNER_OF[s] == learner}
+                      for learner in LEARNER_OF.values()}
+        assert all(len(texts) == 1 for texts in by_learner.values()), f"a learner's scripts differ: {by_learner}"
+        assert len({texts.pop() for texts in by_learner.values()}) > 1, f"{start!r}: the same everywhere, unlist it"
