@@ -1,6 +1,7 @@
-"""What reproduces the paper: the run lists (their commands, METHODS and SEEDS), run.sh, figures.sh, and the
-analysis scripts behind the figures (safe regions, rising stochasticity, one policy across δ, the random
-policy's returns, speed)."""
+"""benchmark/, what reproduces the paper: the run lists (full_grid.sh never writes to the committed runs,
+METHODS chooses fig3_hopper_1m.sh's runs, a list draws no figure from failed or missing runs), run.sh,
+figures.sh, and the analysis scripts behind the figures (safe regions, rising stochasticity, one policy
+across δ, the random policy's returns, speed). The walk of every run list's bad input is test_promises.py's."""
 import csv
 import glob
 import os
