@@ -1,7 +1,7 @@
-"""Environments shared by sar_ppo.py and figar_ppo.py: δ-rescaled tasks (the eight MuJoCo v5 tasks of
-Table 1, any other MuJoCo task at any δ, any other gymnasium task with one-dimensional Box spaces at
-its own step), the paper's stochastic and partially observable variants, and the toy AlertThenOff of
-Sec. 4.3. Nothing here knows about learning."""
+"""Environments shared by the training scripts (sar_*.py, figar_*.py, arp_ppo.py, dau.py): δ-rescaled
+tasks (the eight MuJoCo v5 tasks of Table 1, any other MuJoCo task at any δ, any other gymnasium task with
+one-dimensional Box spaces at its own step), the paper's stochastic and partially observable variants, and
+the toy AlertThenOff of Sec. 4.3. Nothing here knows about learning."""
 import dataclasses
 import functools
 import math
@@ -70,7 +70,10 @@ def task(env_id):
                              f"this needs one-dimensional Box spaces for both")
         raw = env.unwrapped
         mujoco = isinstance(raw, MujocoEnv)
-        dt0 = float(raw.dt) if mujoco or hasattr(raw, "dt") else None
+        dt0 = raw.dt if mujoco or hasattr(raw, "dt") else None
+        if dt0 is not None and not (isinstance(dt0, (int, float)) and 0 < dt0 < math.inf):
+            raise ValueError(f"env_id: {env_id}'s own dt is {dt0!r}, not a number of seconds above 0")
+        dt0 = None if dt0 is None else float(dt0)
     finally:
         env.close()
     return Task(dt0, mujoco, spec.max_episode_steps)
@@ -118,8 +121,9 @@ def resolve_dt(env_id, dt=None):
         raise ValueError(f"dt: {env_id} is not a MuJoCo task, so it runs at its own step only "
                          f"(δ0 = {dt0:g}); got {dt!r}")
     if value is None:
-        levels = f"neither a number nor one of {', '.join(DT_LEVELS)}" if env_id in DT_TABLE else "not a number of seconds"
-        raise ValueError(f"dt: {dt!r} is {levels}")
+        if env_id in DT_TABLE:
+            raise ValueError(f"dt: {dt!r} is neither a number nor one of {', '.join(DT_LEVELS)}")
+        raise ValueError(f"dt: {dt!r} is not a number of seconds")
     if not value > 0:  # also rejects nan
         raise ValueError(f"dt: must be > 0, got {dt}")
     if value > dt0 * (1 + 1e-9):

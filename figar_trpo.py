@@ -33,6 +33,9 @@ from torch.nn.utils import parameters_to_vector, vector_to_parameters
 
 import envs
 
+MAX_T = 0.05  # t_max (s): the longest duration t = u·t_max (App. J.3)
+MAX_T_CAP = 1000  # (s) the largest finite t_max taken, by the flag and the wrapper alike
+
 
 class DurativeRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
     """FiGAR-C's durative actions (Sec. 4.2) around a gymnasium env with 1-D Box spaces; a `step` is one decision.
@@ -42,7 +45,7 @@ class DurativeRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
     above, so t can exceed max_t (App. I). `step` returns R = Σ_k γ_δ^k r_k over its k δ-steps and info["w"] = k.
     """
 
-    def __init__(self, env, max_t=0.05, limit_t=True, dt=None, gamma_dt=None):
+    def __init__(self, env, max_t=MAX_T, limit_t=True, dt=None, gamma_dt=None):
         gym.utils.RecordConstructorArgs.__init__(self, max_t=max_t, limit_t=limit_t, dt=dt, gamma_dt=gamma_dt)
         gym.Wrapper.__init__(self, env)
         self.dt, self.gamma_dt, _ = check_wrapped(env, dt, gamma_dt, max_t)
@@ -73,6 +76,8 @@ class DurativeRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
                 break
         if not np.isfinite(obs).all():
             raise ValueError(f"observation: not finite, got {obs}")
+        if not math.isfinite(R):
+            raise ValueError(f"reward: not finite, got {undiscounted}")
         info.update(w=k, undiscounted_reward=undiscounted)
         return obs, R, terminated, truncated, info
 
@@ -88,9 +93,10 @@ def check_wrapped(env, dt, gamma_dt, max_t):
         raise ValueError(f"env: needs 1-D Box observations and actions (flatten them first), got {space} and "
                          f"{env.action_space}")
     for name, value, ok in [("dt", dt, dt is not None and 0 < dt < math.inf), ("gamma_dt", gamma_dt, 0 < gamma_dt <= 1),
-                            ("max_t", max_t, 0 < max_t <= 1e6 or max_t == math.inf)]:
+                            ("max_t", max_t, 0 < max_t <= MAX_T_CAP or max_t == math.inf)]:
         if not ok:
-            raise ValueError(f"{name}: out of range, got {value}" + " (pass dt= for an env without one)" * (dt is None))
+            hint = " (pass dt= for an env without one)" if dt is None else ""
+            raise ValueError(f"{name}: out of range, got {value}{hint}")
     return dt, gamma_dt, space.shape[0]
 
 
@@ -257,12 +263,23 @@ def within(kind, low, high, open_low=False):  # [low, high], or (low, high]; nan
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter):  # --help: each flag's range, and its default if it has one
     def _get_help_string(self, action):
-        shown = action.default is not None and action.default is not False and action.default != argparse.SUPPRESS
-        notes = [getattr(action.type, "rule", ""), f"default: {action.default}" * shown]
-        return action.help + (f" ({'; '.join(note for note in notes if note)})" if any(notes) else "")
+        notes = [getattr(action.type, "rule", "")]
+        if action.default not in (None, False, argparse.SUPPRESS):
+            notes.append(f"default: {action.default}")
+        notes = [note for note in notes if note]
+        return f"{action.help} ({'; '.join(notes)})" if notes else action.help
 
 
 def parse_args(argv=None):
+    """The flags, each checked on its own; then the rules between flags and the defaults that hang on other flags;
+    then the names of the method and the run."""
+    args = make_parser().parse_args(argv)
+    check_args(args)
+    name_run(args)
+    return args
+
+
+def make_parser():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
     p.error = fail  # argparse's own errors (unknown flag, bad value) as one line too
     p.add_argument("--env-id", default="InvertedPendulum-v5", help="a gymnasium task with Box spaces (Table 1's eight)")
@@ -270,11 +287,12 @@ def parse_args(argv=None):
     p.add_argument("--seed", type=within(int, 0, 2 ** 32 - 1), default=1, help="seeds torch, numpy and the env")
     p.add_argument("--total-steps", type=within(int, 1, 10 ** 10), default=1_000_000, help="decisions to train for")
     # The method (Sec. 4.2)
-    p.add_argument("--max-t", type=within(float, 0, 1000, open_low=True), default=0.05, help="t_max (s): t = u·t_max")
+    p.add_argument("--max-t", type=within(float, 0, MAX_T_CAP, open_low=True), default=MAX_T,
+                   help="t_max (s): t = u·t_max")
     p.add_argument("--no-limit-t", action="store_true", help="ablation (App. I): u unclipped above, t may pass t_max")
     # Stochastic and partially observable settings (Sec. 5.2, App. H)
     p.add_argument("--noise", choices=envs.NOISE_KINDS, default=None, help="stochastic setting (Sec. 5.2)")
-    p.add_argument("--noise-prob", type=within(float, 0, 1), help="p_act / p_ext (default 0.05)")
+    p.add_argument("--noise-prob", type=within(float, 0, 1), help=f"p_act / p_ext (default {envs.NOISE_PROB})")
     p.add_argument("--noise-std", type=within(float, 0, 1e6), help="σ_act / σ_ext / σ_ext2 (default: App. J.2's)")
     p.add_argument("--hold-penalty", action="store_true", help="App. H: a penalty once an action is held for t_thres")
     # TRPO (App. J.3, Table 3)
@@ -305,8 +323,11 @@ def parse_args(argv=None):
     p.add_argument("--save-model", action="store_true", help="also save model.pt, the agent and its input statistics")
     p.add_argument("--resume", action="store_true", help="continue the run from its last checkpoint")
     p.add_argument("--threads", type=within(int, 1, os.cpu_count()), default=1, help="torch threads")
-    args = p.parse_args(argv)
+    return p
 
+
+def check_args(args):
+    """What no single flag sees, in one table; then the defaults that hang on other flags."""
     try:
         default_dt = "lowest" if args.env_id in envs.DT_TABLE else None  # given empty, --dt is bad input
         args.dt = envs.resolve_dt(args.env_id, default_dt if args.dt is None else args.dt)
@@ -315,10 +336,11 @@ def parse_args(argv=None):
         fail(f"--{name.replace('_', '-')}: {message}")
     task = args.env_id.split("-")[0]
     for flag, ok, rule in [  # what no single flag sees
-            ("--max-t", args.no_limit_t or args.max_t > args.dt * (1 + 1e-9) or args.max_t == args.dt == 0.05
+            ("--max-t", args.no_limit_t or args.max_t > args.dt * (1 + 1e-9) or args.max_t == args.dt == MAX_T
              and envs.is_paper_task(args.env_id), f"{args.max_t:g} s is not above δ = {args.dt:g} s, so no action "
              f"could be repeated; pass --max-t {4 * args.dt:g} (up to 4 δ-steps a decision)"),
-            ("--vf-minibatch-size", args.vf_minibatch_size <= args.num_steps, "must not exceed --num-steps"),
+            ("--num-steps/--vf-minibatch-size", args.vf_minibatch_size <= args.num_steps,
+             f"--vf-minibatch-size {args.vf_minibatch_size} must not exceed --num-steps {args.num_steps}"),
             ("--noise-prob/--noise-std", args.noise or {args.noise_prob, args.noise_std} == {None}, "need --noise"),
             ("--noise", not args.noise or task in envs.NOISE_STD, f"App. J.2 defines it for {', '.join(envs.NOISE_STD)}"
              f" only, not {args.env_id}"),
@@ -328,17 +350,26 @@ def parse_args(argv=None):
             fail(f"{flag}: {rule}")
     args.norm_obs, args.norm_reward = (task != "Ant" if on is None else on for on in (args.norm_obs, args.norm_reward))
 
-    # The method's name: its base, then each method flag off its default (the paper's variants, App. I)
+
+def name_run(args):
+    """The method's name, its base then each method flag off its default (the paper's variants, App. I), and the
+    run's: <env>__<slug>__dt<δ>[__<setting>]__s<seed>."""
     args.method, slug = "FiGAR-C-TRPO", "figar-trpo"
     variants = [(name, part) for off_default, name, part in [  # (name, run-name part)
         (args.no_limit_t, "no limit on t", "no-limit-t"),
-        (args.max_t != 0.05, f"t_max={args.max_t:g}", f"maxt{args.max_t:g}")] if off_default]
+        (args.max_t != MAX_T, f"t_max={args.max_t:g}", f"maxt{args.max_t:g}")] if off_default]
     args.method += f" ({', '.join(name for name, _ in variants)})" if variants else ""
     slug = "-".join([slug] + [part for _, part in variants])
-    noise = (f"__{args.noise}" if args.noise else "") + ("" if args.noise_prob is None else f"-p{args.noise_prob:g}") \
-        + ("" if args.noise_std is None else f"-std{args.noise_std:g}") + ("__hold-penalty" * args.hold_penalty)
-    args.run_name = args.run_name or f"{args.env_id}__{slug}__dt{args.dt:g}{noise}__s{args.seed}"
-    return args
+    setting = ""  # the stochastic setting's part of the run name, if any
+    if args.noise:
+        setting += f"__{args.noise}"
+    if args.noise_prob is not None:
+        setting += f"-p{args.noise_prob:g}"
+    if args.noise_std is not None:
+        setting += f"-std{args.noise_std:g}"
+    if args.hold_penalty:
+        setting += "__hold-penalty"
+    args.run_name = args.run_name or f"{args.env_id}__{slug}__dt{args.dt:g}{setting}__s{args.seed}"
 
 
 COLUMNS = ["decision_steps", "env_steps", "physical_time_s", "wall_time_s", "episodes", "return_mean",  # progress.csv
@@ -413,7 +444,11 @@ def main(argv=None):
                 action = dist.sample()
                 logprobs_buf[step] = dist.log_prob(action).sum()
             actions_buf[step] = action = action[0].numpy()  # the log-probability is of the unclipped sample
-            raw_obs, R, terminated, truncated, info = env.step(np.clip(action, action_low, action_high))
+            try:
+                raw_obs, R, terminated, truncated, info = env.step(np.clip(action, action_low, action_high))
+            except ValueError as e:  # the wrappers' checks: a non-finite observation or reward
+                sys.exit(f"{os.path.basename(sys.argv[0])}: the environment failed in update {counters['update'] + 1} "
+                         f"({' '.join(str(e).split())}); the run is kept up to its last checkpoint")
             w = info["w"]  # δ-steps this decision lasted
             discounts_buf[step], durations_buf[step] = gamma_dt ** w, w
             if args.norm_reward:  # R / std of the discounted return, clipped to ±10
@@ -468,11 +503,11 @@ def main(argv=None):
                "env_steps_per_s": round(int(durations_buf.sum()) / rollout_time, 1)}
         episode = (env, raw_obs, obs, episode_return, discounted_return)  # where the next decision starts
         log_row(run, row, counters["update"] % args.checkpoint_every == 0 or counters["update"] == num_updates, episode)
-        shown = {k: math.nan if v == "" else v for k, v in row.items()}  # an empty cell prints as nan
+        returns = f"return {row['return_mean']:.1f}" if finished_returns else "no episode ended"
+        radius = "" if row["safe_radius_mean"] == "" else f" | radius {row['safe_radius_mean']:.3f}"  # SAR's d
         print(f"update {counters['update']}/{num_updates} | decisions {row['decision_steps']} | physical "
-              f"{row['physical_time_s']:.0f}s | return {shown['return_mean']:.1f} | duration "
-              f"{1e3 * row['action_duration_mean_s']:.1f}ms | radius {shown['safe_radius_mean']:.3f} | "
-              f"{row['decisions_per_s']:.0f} decisions/s | {row['env_steps_per_s']:.0f} δ-steps/s | "
+              f"{row['physical_time_s']:.0f}s | {returns} | duration {1e3 * row['action_duration_mean_s']:.1f}ms"
+              f"{radius} | {row['decisions_per_s']:.0f} decisions/s | {row['env_steps_per_s']:.0f} δ-steps/s | "
               f"left {(num_updates - counters['update']) * update_time / 60:.1f} min", flush=True)
     if args.save_model:
         save_model(run["dir"], run["state"])
@@ -515,19 +550,24 @@ def open_run(args, learner, rng, config):
         fail(f"--run-name: {run_dir} is being trained by another process")
     except OSError as e:
         fail(f"--log-dir: cannot make {run_dir} ({e.strerror})")
+    if (os.path.exists(progress) or os.path.exists(checkpoint)) and not args.resume:  # made meanwhile by another
+        fail(f"--run-name: {run_dir} exists; pass --resume to continue it or choose another --run-name")
     run = {"dir": run_dir, "learner": learner, "rng": rng, "rows": [], "config": None, "state": None, "counters": {
         "update": 0, "decision_steps": 0, "env_steps": 0, "episodes": 0, "wall_time_s": 0.0}}
-    state, done = None, 0
+    state, done, made = None, 0, {}
     if args.resume and os.path.exists(checkpoint):
         try:
             state = torch.load(checkpoint, weights_only=True)
             refuse_changed_flags(args, state["config"], run_dir)
             for name, part in learner.items():
-                load_stats(part, state[name]) if isinstance(part, RunningMeanStd) else part.load_state_dict(state[name])
+                if isinstance(part, RunningMeanStd):
+                    load_stats(part, state[name])
+                else:
+                    part.load_state_dict(state[name])
             torch.set_rng_state(state["torch_rng"])
             rng.bit_generator.state = state["numpy_rng"]
             run.update(counters=state["counters"], rows=state["rows"], config=state["config"], state=state)
-            done = len(run["rows"]) * args.num_steps
+            done, made = len(run["rows"]) * args.num_steps, state["config"]
         except Exception as e:  # noqa: BLE001 - a damaged or foreign file fails in many ways, each one line here
             fail(f"--resume: {checkpoint} is not a checkpoint of this run ({type(e).__name__}: {e})")
     elif args.resume and os.path.exists(progress):  # a clone has no checkpoint: read progress.csv's last whole row
@@ -537,15 +577,23 @@ def open_run(args, learner, rng, config):
             fail(f"--resume: cannot read {progress} ({type(e).__name__}), and there is no checkpoint.pt")
         if done:  # rows logged: refuse other flags as a checkpoint would; config.json holds them
             try:
-                refuse_changed_flags(args, json.loads(Path(run_dir, "config.json").read_text()), run_dir)
+                made = json.loads(Path(run_dir, "config.json").read_text())
+                refuse_changed_flags(args, made, run_dir)
             except (OSError, ValueError) as e:
                 fail(f"--resume: cannot read {run_dir}/config.json ({type(e).__name__}), and there is no checkpoint.pt")
         if 0 < done < args.total_steps:
             fail(f"--resume: {run_dir} has {done:,} decisions but no checkpoint.pt to continue from")
+    if made.get("total_steps", args.total_steps) != args.total_steps:  # a budget may change on --resume: say so
+        print(f"note: {run_dir} was made with --total-steps {made['total_steps']:,}; it now ends at "
+              f"{args.total_steps:,}")
     if done >= args.total_steps:
+        did = "nothing to do"
         if args.save_model and not os.path.exists(os.path.join(run_dir, "model.pt")):
-            save_model(run_dir, state) if state else fail(f"--save-model: {run_dir} has no checkpoint.pt to take it")
-        print(f"{run_dir} is finished: {done:,} decisions reach --total-steps {args.total_steps:,}; nothing to do")
+            if not state:
+                fail(f"--save-model: {run_dir} has no checkpoint.pt to take it from")
+            save_model(run_dir, state)
+            did = "wrote model.pt from its checkpoint"
+        print(f"{run_dir} is finished: {done:,} decisions reach --total-steps {args.total_steps:,}; {did}")
         sys.exit(0)
     code = (run["config"] or {"code": []})["code"] + [{"decision_steps": done, **code_version()}]  # every (re)start
     run["config"] = {**config, "resumed_at_decision_steps": done or None, "code": code,  # flags of the latest (re)start
@@ -633,15 +681,19 @@ def save_model(run_dir, state):  # what a rollout needs: the agent and the stati
 
 
 def csv_text(rows, header=False):  # what csv.DictWriter writes for these numbers, \r\n included
-    lines = [COLUMNS] * header + [[row[c] for c in COLUMNS] for row in rows]
+    lines = ([COLUMNS] if header else []) + [[row[c] for c in COLUMNS] for row in rows]
     return "".join(",".join(map(str, line)) + "\r\n" for line in lines)
 
 
 def save_atomic(path, data):
-    """Write `data` (str, or a dict to torch.save) to a temporary file, then rename it: a kill leaves the old file."""
+    """Write `data` (str, or a dict to torch.save) to a temporary file, on the disk before it is renamed over `path`:
+    a kill, a full disk or a power loss leaves the old file or the new one, whole."""
     if isinstance(data, dict):
         torch.save(data, buffer := io.BytesIO())  # in memory first: a failed write is then an OSError
-    Path(path + ".tmp").write_bytes(buffer.getvalue() if isinstance(data, dict) else data.encode())
+    with open(path + ".tmp", "wb") as f:
+        f.write(buffer.getvalue() if isinstance(data, dict) else data.encode())
+        f.flush()
+        os.fsync(f.fileno())
     os.replace(path + ".tmp", path)
 
 
@@ -657,5 +709,7 @@ if __name__ == "__main__":
     try:
         main()
     except (KeyboardInterrupt, OSError) as e:  # Ctrl-C, or a failed write (a full disk): one line; the run resumes
-        sys.exit(f"{os.path.basename(sys.argv[0])}: {'interrupted' if isinstance(e, KeyboardInterrupt) else e}; "
-                 f"continue the run with the same command plus --resume")
+        again = "the same command" if "--resume" in sys.argv else "the same command plus --resume"
+        if isinstance(e, KeyboardInterrupt):
+            sys.exit(f"{os.path.basename(sys.argv[0])}: interrupted; continue the run with {again}")
+        sys.exit(f"{os.path.basename(sys.argv[0])}: {e}; once that is mended, continue the run with {again}")

@@ -29,6 +29,8 @@ numbers of the report), with the seeds' count.
   fig5        fig5_return_vs_<x>_<tasks>: the paper's Fig. 5, a row per stochastic setting (action,
               ext-force, ext-force-perceptible), a column per task (at most 4 a figure), at each task's
               smallest δ; prints a table of final returns with a verdict per task and setting
+  lowest      <setting>_lowest_dt_return_vs_<x>_<tasks>: App. F.2's and G's figures, a panel per task (four
+              a row) at its smallest δ, every method overlaid; with --x physical_time_s or wall_time_s
 
     python plot.py results/runs --out results/figures               # figures + tables
     python plot.py results/runs --x physical_time_s --format pdf     # App. F.2's axis
@@ -72,17 +74,18 @@ TASKS = ["InvertedPendulum-v5", "InvertedDoublePendulum-v5", "Hopper-v5", "Walke
          "Ant-v5", "Reacher-v5", "Swimmer-v5"]
 LEARNERS = ["PPO", "TRPO", "A2C"]
 METHODS = [f"{family}{learner}" for learner in LEARNERS for family in ("SAR-", "λ-SAR-", "FiGAR-C-", "")] \
-    + ["PPO (scaled)"]
+    + ["PPO (scaled)", "ARP-PPO", "ARP-PPO (scaled)"]
 # One colour per method family in every figure, the theory plots of benchmark/ included (Okabe & Ito's
 # colour-blind-safe palette), keyed by the family's PPO name; anything else is grey.
 FAMILY_COLORS = {"SAR-PPO": "#0072B2", "λ-SAR-PPO": "#009E73", "FiGAR-C-PPO": "#D55E00", "PPO": "#3A3A3A",
-                 "PPO (scaled)": "#CC79A7"}
+                 "PPO (scaled)": "#CC79A7", "ARP-PPO": "#E69F00", "ARP-PPO (scaled)": "#E69F00"}
+SCALED_LINE = "--"  # a "(scaled)" method (lr × δ/δ0, App. F.2) beside its base: dashed
 OTHER_COLOR = "#8C8C8C"
 DT_LINES = ["-", "--", ":", "-."]  # smallest δ first
 DT_HATCHES = ["", "//", "..", "xx"]
 VARIANT_LINES = ["--", ":", "-.", (0, (5, 1, 1, 1, 1, 1)), (0, (1, 3))]
 STOCHASTIC = ["action", "ext-force", "ext-force-perceptible"]  # Fig. 5's rows
-KINDS = ["curves", "durations", "bars", "grid", "normalised", "fig5"]
+KINDS = ["curves", "durations", "bars", "grid", "normalised", "fig5", "lowest"]
 INTERVAL = "bands: the seeds' min–max"
 PER_FIGURE = 4  # tasks per grid or Fig. 5 figure: readable at a page's width
 
@@ -619,6 +622,45 @@ def fig5_figure(groups, x_key, smooth, tasks):
     return fig
 
 
+def lowest_figure(groups, setting, x_key, smooth, tasks):
+    """App. F.2's and G's figures: a panel per task (four a row) at its smallest δ, every method overlaid."""
+    lowest = {env_id: min(k[3] for k in groups if k[0] == env_id and k[1] == setting) for env_id in tasks}
+    cells = {(k[0], k[2]): groups[k] for k in groups if k[1] == setting and k[0] in tasks and k[3] == lowest[k[0]]}
+    methods = ordered({k[1] for k in cells}, METHODS)
+    lines = {m: SCALED_LINE if m.endswith("(scaled)") else "-" for m in methods}
+    rows, cols = math.ceil(len(tasks) / PER_FIGURE), min(len(tasks), PER_FIGURE)
+    fig, axes = plt.subplots(rows, cols, figsize=(max(5.0, 2.7 * cols + 0.6), 2.5 * rows + 1.3), squeeze=False)
+    for ax, env_id in zip(axes.flat, tasks):
+        for method in methods:
+            runs = cells.get((env_id, method), [])
+            curve = seed_curves(runs, x_key, "return_mean", smooth=smooth)
+            if curve is None:
+                continue
+            grid, mean, low, high = curve
+            ax.plot(grid, mean, color=method_color(method), ls=lines[method], lw=1.3)
+            ax.fill_between(grid, low, high, color=method_color(method), alpha=0.15, linewidth=0)
+        ax.set_title(f"{env_id}, δ = {lowest[env_id] * 1000:g} ms", fontsize=8)
+        style_axis(ax)
+        ax.tick_params(labelsize=7)
+        ax.xaxis.set_major_formatter(matplotlib.ticker.EngFormatter(sep=""))
+        ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(3))
+        ax.set_xlabel(X_LABELS.get(x_key, x_key), fontsize=7)
+    for ax in axes.flat[len(tasks):]:
+        ax.set_visible(False)
+    for row in axes:
+        row[0].set_ylabel("training return", fontsize=8)
+    seeds = {m: sorted({len(cells.get((env_id, m), [])) for env_id in tasks} - {0}) for m in methods}
+    labels = [f"{m} (n = {'–'.join(map(str, dict.fromkeys([n[0], n[-1]])))})" for m, n in seeds.items()]
+    handles = [plt.Line2D([], [], color=method_color(m), ls=lines[m], lw=2) for m in methods]
+    fig.legend(handles, labels, loc="lower center", ncol=len(methods), fontsize=8, frameon=False)
+    runs = [r for k in cells for r in cells[k]]
+    suptitle(fig, f"{learners_of({(k[0], setting, k[1]) for k in cells})}: {setting}, each task at its smallest δ, "
+             f"{budget(runs)}: training return against {X_LABELS.get(x_key, x_key)}\neach seed smoothed over "
+             f"{smooth} updates; lines: mean over seeds; {INTERVAL}")
+    fig.tight_layout(rect=(0, 0.45 / fig.get_figheight(), 1, 1))
+    return fig
+
+
 def verdict(sar, other):
     """SAR against another method over seeds' final returns, by the figures' intervals (min–max)."""
     (sar_mean, sar_low, _), (mean, _, high) = mean_range(sar), mean_range(other)
@@ -769,6 +811,9 @@ def draw(groups, args, learner=""):
             for part in chunks(tasks):
                 written.append(save(grid_figure(groups, setting, args.x, args.smooth, part),
                                     out(f"{setting}_grid_return_vs_{args.x}_{tasks_name(part)}")))
+        if "lowest" in args.kinds:
+            written.append(save(lowest_figure(groups, setting, args.x, args.smooth, tasks),
+                                out(f"{setting}_lowest_dt_return_vs_{args.x}_{tasks_name(tasks)}")))
         if "normalised" in args.kinds and setting == "deterministic":
             fig, shown = normalised_figure(groups, setting, read_random_returns(args.random_returns),
                                            f"R_random: {os.path.basename(args.random_returns)}")

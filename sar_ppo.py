@@ -31,6 +31,10 @@ from torch.distributions.normal import Normal
 
 import envs
 
+MAX_T = 0.05  # t_max (s): no action is repeated longer (App. J.3)
+MAX_T_CAP = 1000  # (s) the largest finite t_max taken, by the flag and the wrapper alike
+MAX_D = {"l1": 0.5, "l2": 1.0}  # d_max for Δ's l1 and l2 norms (App. J.3; l2: App. I)
+
 
 class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
     """Safe action repetition (Sec. 4.3) around a gymnasium env with 1-D Box spaces; a `step` is one decision.
@@ -43,21 +47,26 @@ class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
     learned across episodes (`reset(seed=...)` keeps them); `update_stats = False` freezes them.
     """
 
-    def __init__(self, env, max_d=0.5, max_t=0.05, lambda_dt=None, norm="l1", repeat=True, dt=None, gamma_dt=None,
-                 delta_dims=None):
+    def __init__(self, env, max_d=MAX_D["l1"], max_t=MAX_T, lambda_dt=None, norm="l1", repeat=True, dt=None,
+                 gamma_dt=None, delta_dims=None):
         gym.utils.RecordConstructorArgs.__init__(self, max_d=max_d, max_t=max_t, lambda_dt=lambda_dt, norm=norm,
                                                  repeat=repeat, dt=dt, gamma_dt=gamma_dt, delta_dims=delta_dims)
         gym.Wrapper.__init__(self, env)
         self.dt, self.gamma_dt, dim = check_wrapped(env, dt, gamma_dt, max_t)
         dims_ok = delta_dims is None or (len(set(delta_dims)) == len(delta_dims) > 0 and {*delta_dims} <= {*range(dim)})
-        for name, ok in [("max_d", 0 < max_d < math.inf), ("lambda_dt", lambda_dt is None or 0 <= lambda_dt <= 1),
-                         ("norm", norm in ("l1", "l2")), ("delta_dims", dims_ok)]:
+        for name, value, ok in [("max_d", max_d, 0 < max_d < math.inf), ("norm", norm, norm in ("l1", "l2")),
+                                ("lambda_dt", lambda_dt, lambda_dt is None or 0 <= lambda_dt <= 1),
+                                ("delta_dims", delta_dims, dims_ok)]:
             if not ok:
-                raise ValueError(f"{name}: not a value the method takes (see the docstring), got {locals()[name]!r}")
+                raise ValueError(f"{name}: not a value the method takes (see the docstring), got {value!r}")
         self.max_d, self.max_t, self.lambda_dt, self.norm, self.repeat = max_d, max_t, lambda_dt, norm, repeat
         self.delta_dims, self.delta_mask = delta_dims, np.isin(np.arange(dim), delta_dims or [])  # used if given
-        # k·δ ≥ max_t as an integer test on k (no float drift); the plain learner takes one δ-step
-        self.max_repeats = 1 if not repeat else math.ceil(max_t / self.dt - 1e-9) if max_t < math.inf else math.inf
+        if not repeat:
+            self.max_repeats = 1  # the plain learner takes one δ-step
+        elif max_t == math.inf:
+            self.max_repeats = math.inf
+        else:
+            self.max_repeats = math.ceil(max_t / self.dt - 1e-9)  # k·δ ≥ max_t as an integer test on k: no float drift
         if repeat:
             low, high = env.action_space.low, env.action_space.high
             self.action_space = gym.spaces.Box(np.append(low, np.float32(-1)), np.append(high, np.float32(1)))
@@ -118,6 +127,10 @@ class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
             if not np.isfinite(mean).all():
                 raise ValueError(f"observation: not finite, got {batch[~np.isfinite(batch).all(1)][0]}")
             self.obs_stats.update_from_moments(mean, np.square(batch - mean).sum(0) / k, k)
+        if not np.isfinite(obs).all():  # the plain learner's only check (SAR's Δ and statistics check the others)
+            raise ValueError(f"observation: not finite, got {obs}")
+        if not math.isfinite(R):
+            raise ValueError(f"reward: not finite, got {undiscounted}")
         self.obs = seen[-1]
         # logged as safe_radius_mean: d for SAR; for λ-SAR the threshold u of eq. (8)
         info.update(w=k, safe_radius=d if self.lambda_dt is None else u, undiscounted_reward=undiscounted)
@@ -135,9 +148,10 @@ def check_wrapped(env, dt, gamma_dt, max_t):
         raise ValueError(f"env: needs 1-D Box observations and actions (flatten them first), got {space} and "
                          f"{env.action_space}")
     for name, value, ok in [("dt", dt, dt is not None and 0 < dt < math.inf), ("gamma_dt", gamma_dt, 0 < gamma_dt <= 1),
-                            ("max_t", max_t, 0 < max_t <= 1e6 or max_t == math.inf)]:
+                            ("max_t", max_t, 0 < max_t <= MAX_T_CAP or max_t == math.inf)]:
         if not ok:
-            raise ValueError(f"{name}: out of range, got {value}" + " (pass dt= for an env without one)" * (dt is None))
+            hint = " (pass dt= for an env without one)" if dt is None else ""
+            raise ValueError(f"{name}: out of range, got {value}{hint}")
     return dt, gamma_dt, space.shape[0]
 
 
@@ -241,6 +255,13 @@ def ppo_update(agent, optimizer, batch, args, rng):
 
 
 # ---------------------------------------------------------------- flags
+PPO_DEFAULTS = {"num_steps": 2048, "update_epochs": 10, "minibatch_size": 64, "gae_lambda": 0.95,  # Table 2
+                "init_logstd": 0.0}
+A2C_DEFAULTS = {"num_steps": 256, "update_epochs": 1, "minibatch_size": None,  # Table 4; one minibatch: the rollout
+                "gae_lambda": 1.0, "init_logstd": -1.5}
+CLIP_COEF = 0.2  # PPO's ratio clip ε (Table 2)
+
+
 def fail(message):  # bad input: one line naming the flag on stderr, exit status 2, nothing written
     print(f"{os.path.basename(sys.argv[0])}: error: {' '.join(str(message).split())}", file=sys.stderr)
     sys.exit(2)
@@ -265,12 +286,23 @@ def within(kind, low, high, open_low=False):  # [low, high], or (low, high]; nan
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter):  # --help: each flag's range, and its default if it has one
     def _get_help_string(self, action):
-        shown = action.default is not None and action.default is not False and action.default != argparse.SUPPRESS
-        notes = [getattr(action.type, "rule", ""), f"default: {action.default}" * shown]
-        return action.help + (f" ({'; '.join(note for note in notes if note)})" if any(notes) else "")
+        notes = [getattr(action.type, "rule", "")]
+        if action.default not in (None, False, argparse.SUPPRESS):
+            notes.append(f"default: {action.default}")
+        notes = [note for note in notes if note]
+        return f"{action.help} ({'; '.join(notes)})" if notes else action.help
 
 
 def parse_args(argv=None):
+    """The flags, each checked on its own; then the rules between flags and the defaults that hang on other flags;
+    then the names of the method and the run."""
+    args = make_parser().parse_args(argv)
+    check_args(args)
+    name_run(args)
+    return args
+
+
+def make_parser():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
     p.error = fail  # argparse's own errors (unknown flag, bad value) as one line too
     p.add_argument("--env-id", default="InvertedPendulum-v5", help="a gymnasium task with Box spaces (Table 1's eight)")
@@ -278,9 +310,11 @@ def parse_args(argv=None):
     p.add_argument("--seed", type=within(int, 0, 2 ** 32 - 1), default=1, help="seeds torch, numpy and the env")
     p.add_argument("--total-steps", type=within(int, 1, 10 ** 10), default=1_000_000, help="decisions to train for")
     # The method (Sec. 4.3-4.4)
-    p.add_argument("--max-d", type=within(float, 0, 1000, open_low=True), help="d_max: d = u·d_max (0.5; 1.0 for l2)")
-    p.add_argument("--max-t", type=checked(float, lambda v: 0 < v <= 1000 or v == math.inf, "must lie in (0, 1000]"
-                                           " or be inf"), default=0.05, help="t_max: a repetition's cap in seconds")
+    p.add_argument("--max-d", type=within(float, 0, 1000, open_low=True),
+                   help=f"d_max: d = u·d_max ({MAX_D['l1']}; {MAX_D['l2']} for l2)")
+    p.add_argument("--max-t", type=checked(float, lambda v: 0 < v <= MAX_T_CAP or v == math.inf,
+                                           f"must lie in (0, {MAX_T_CAP}] or be inf"),
+                   default=MAX_T, help="t_max: a repetition's cap (s)")
     p.add_argument("--lambda-dt", type=within(float, 0, 1), help="λ of λ-SAR (eq. 8)")
     p.add_argument("--norm", choices=["l1", "l2"], default="l1", help="Δ's norm: l1/dim, or l2/√dim (App. I)")
     p.add_argument("--delta-dims", type=checked(lambda text: [int(i) for i in text.split(",")], lambda v: min(v) >= 0
@@ -289,21 +323,28 @@ def parse_args(argv=None):
     p.add_argument("--scale-lr", action="store_true", help="lr·δ/δ0, as PPO (scaled) in App. F.2")
     # Stochastic and partially observable settings (Sec. 5.2, App. H)
     p.add_argument("--noise", choices=envs.NOISE_KINDS, default=None, help="stochastic setting (Sec. 5.2)")
-    p.add_argument("--noise-prob", type=within(float, 0, 1), help="p_act / p_ext (default 0.05)")
+    p.add_argument("--noise-prob", type=within(float, 0, 1), help=f"p_act / p_ext (default {envs.NOISE_PROB})")
     p.add_argument("--noise-std", type=within(float, 0, 1e6), help="σ_act / σ_ext / σ_ext2 (default: App. J.2's)")
     p.add_argument("--hold-penalty", action="store_true", help="App. H: a penalty once an action is held for t_thres")
     # PPO (App. J.3, Table 2)
     p.add_argument("--learning-rate", type=within(float, 0, 1, open_low=True), default=1e-4, help="Adam's step size")
     p.add_argument("--adam-eps", type=within(float, 1e-12, 1), default=1e-5, help="Adam's (A2C: RMSprop's) epsilon")
     p.add_argument("--a2c", action="store_true", help="A2C as PPO's special case (Table 4): one step on the whole "
-                   "rollout, RMSprop, raw advantages, GAE λ 1, 256 decisions per update, initial log-std -1.5")
-    p.add_argument("--num-steps", type=within(int, 2, 2 ** 20), help="decision steps per update (2048; A2C: 256)")
-    p.add_argument("--update-epochs", type=within(int, 1, 1000), help="passes over a rollout per update (10)")
-    p.add_argument("--minibatch-size", type=within(int, 2, 2 ** 20), help="decisions per gradient step (64)")
+                   f"rollout, RMSprop, raw advantages, GAE λ {A2C_DEFAULTS['gae_lambda']:g}, "
+                   f"{A2C_DEFAULTS['num_steps']} decisions per update, initial log-std {A2C_DEFAULTS['init_logstd']}")
+    p.add_argument("--num-steps", type=within(int, 2, 2 ** 20),
+                   help=f"decision steps per update ({PPO_DEFAULTS['num_steps']}; A2C: {A2C_DEFAULTS['num_steps']})")
+    p.add_argument("--update-epochs", type=within(int, 1, 1000),
+                   help=f"passes over a rollout per update ({PPO_DEFAULTS['update_epochs']})")
+    p.add_argument("--minibatch-size", type=within(int, 2, 2 ** 20),
+                   help=f"decisions per gradient step ({PPO_DEFAULTS['minibatch_size']})")
     p.add_argument("--gamma", type=within(float, 0, 1, open_low=True), default=0.99, help="discount per δ0 (App. J.2)")
-    p.add_argument("--gae-lambda", type=within(float, 0, 1), help="GAE λ, per decision step (0.95; A2C: 1)")
-    p.add_argument("--init-logstd", type=within(float, -20, 2), help="the policy's initial log-std (0; A2C: -1.5)")
-    p.add_argument("--clip-coef", type=within(float, 0, 10, open_low=True), default=0.2, help="PPO's ratio clip ε")
+    p.add_argument("--gae-lambda", type=within(float, 0, 1),
+                   help=f"GAE λ, per decision step ({PPO_DEFAULTS['gae_lambda']}; A2C: {A2C_DEFAULTS['gae_lambda']:g})")
+    p.add_argument("--init-logstd", type=within(float, -20, 2), help=f"the policy's initial log-std "
+                   f"({PPO_DEFAULTS['init_logstd']:g}; A2C: {A2C_DEFAULTS['init_logstd']})")
+    p.add_argument("--clip-coef", type=within(float, 0, 10, open_low=True), default=CLIP_COEF,
+                   help="PPO's ratio clip ε")
     p.add_argument("--vf-coef", type=within(float, 0, 1000, open_low=True), default=0.5, help="value loss weight")
     p.add_argument("--ent-coef", type=within(float, 0, 1000), default=0.0, help="entropy bonus weight")
     p.add_argument("--max-grad-norm", type=within(float, 0, 1e6, open_low=True), default=0.5, help="gradient clipping")
@@ -320,8 +361,11 @@ def parse_args(argv=None):
     p.add_argument("--save-model", action="store_true", help="also save model.pt, the agent and its input statistics")
     p.add_argument("--resume", action="store_true", help="continue the run from its last checkpoint")
     p.add_argument("--threads", type=within(int, 1, os.cpu_count()), default=1, help="torch threads")
-    args = p.parse_args(argv)
+    return p
 
+
+def check_args(args):
+    """What no single flag sees, in one table; then the defaults that hang on other flags."""
     try:
         default_dt = "lowest" if args.env_id in envs.DT_TABLE else None  # given empty, --dt is bad input
         args.dt = envs.resolve_dt(args.env_id, default_dt if args.dt is None else args.dt)
@@ -333,19 +377,22 @@ def parse_args(argv=None):
     for flag, given in [("--update-epochs", args.update_epochs), ("--minibatch-size", args.minibatch_size)]:
         if args.a2c and given is not None:
             fail(f"{flag}: A2C takes one step on the whole rollout; leave {flag} out with --a2c")
-    defaults = (256, 1, None, 1.0, -1.5) if args.a2c else (2048, 10, 64, 0.95, 0.0)  # Table 4 (A2C), else Table 2 (PPO)
-    for name, default in zip(("num_steps", "update_epochs", "minibatch_size", "gae_lambda", "init_logstd"), defaults):
-        setattr(args, name, default if getattr(args, name) is None else getattr(args, name))
+    for name, default in (A2C_DEFAULTS if args.a2c else PPO_DEFAULTS).items():
+        if getattr(args, name) is None:
+            setattr(args, name, default)
     args.minibatch_size = args.minibatch_size or args.num_steps
-    default_max_d = 1.0 if args.norm == "l2" else 0.5
+    default_max_d = MAX_D[args.norm]
     for flag, ok, rule in [  # what no single flag sees
-            ("--max-t", args.no_repeat or args.max_t > args.dt * (1 + 1e-9) or args.max_t == args.dt == 0.05
+            ("--max-t", args.no_repeat or args.max_t > args.dt * (1 + 1e-9) or args.max_t == args.dt == MAX_T
              and envs.is_paper_task(args.env_id), f"{args.max_t:g} s is not above δ = {args.dt:g} s, so no action "
              f"could be repeated; pass --max-t {4 * args.dt:g} (up to 4 δ-steps a decision)"),
-            ("--clip-coef", not args.a2c or args.clip_coef == 0.2, "A2C's ratio is 1, nothing to clip; leave it out"),
-            ("--minibatch-size", args.minibatch_size <= args.num_steps, "must not exceed --num-steps"),
-            ("--minibatch-size", args.num_steps % args.minibatch_size != 1,
-             "leaves a last minibatch of one decision, whose advantages have no std"),
+            ("--clip-coef", not args.a2c or args.clip_coef == CLIP_COEF,
+             "A2C's ratio is 1, nothing to clip; leave it out"),
+            ("--num-steps/--minibatch-size", args.minibatch_size <= args.num_steps,
+             f"--minibatch-size {args.minibatch_size} must not exceed --num-steps {args.num_steps}"),
+            ("--num-steps/--minibatch-size", args.num_steps % args.minibatch_size != 1,
+             f"{args.num_steps} decisions in minibatches of {args.minibatch_size} leave a last one of one decision, "
+             "whose advantages have no std"),
             ("--noise-prob/--noise-std", args.noise or {args.noise_prob, args.noise_std} == {None}, "need --noise"),
             ("--noise", not args.noise or task in envs.NOISE_STD, f"App. J.2 defines it for {', '.join(envs.NOISE_STD)}"
              f" only, not {args.env_id}"),
@@ -353,7 +400,7 @@ def parse_args(argv=None):
              f"App. H defines it for {', '.join(envs.HOLD_PENALTY)} only, not {args.env_id}"),
             ("--lambda-dt", not (args.no_repeat and args.lambda_dt is not None), "has no meaning with --no-repeat"),
             ("--max-d/--max-t/--norm", not args.no_repeat or args.max_d in (None, default_max_d)
-             and args.max_t == 0.05 and args.norm == "l1", "have no meaning with --no-repeat"),
+             and args.max_t == MAX_T and args.norm == "l1", "have no meaning with --no-repeat"),
             ("--delta-dims", not (args.no_repeat and args.delta_dims), "has no meaning with --no-repeat"),
             ("--delta-dims", max(args.delta_dims or [0]) < obs_dim, f"{args.env_id} has dims 0 to {obs_dim - 1}")]:
         if not ok:
@@ -361,7 +408,11 @@ def parse_args(argv=None):
     args.norm_obs, args.norm_reward = (task != "Ant" if on is None else on for on in (args.norm_obs, args.norm_reward))
     args.max_d = default_max_d if args.max_d is None else args.max_d
 
-    # The method's name: its base, then each method flag off its default (the paper's variants, App. I)
+
+def name_run(args):
+    """The method's name, its base then each method flag off its default (the paper's variants, App. I), and the
+    run's: <env>__<slug>__dt<δ>[__<setting>]__s<seed>."""
+    default_max_d = MAX_D[args.norm]
     if args.no_repeat:
         args.method, slug = ("PPO (scaled)", "ppo-scaled") if args.scale_lr else ("PPO", "ppo")
     else:
@@ -375,15 +426,21 @@ def parse_args(argv=None):
         (args.delta_dims, f"Δ on dims {dims}", "delta" + dims.replace(",", "-")),
         (args.max_d != default_max_d, f"d_max={args.max_d:g}", f"maxd{args.max_d:g}"),
         (args.max_t == math.inf, "no limit on t", "no-limit-t"),
-        (args.max_t not in (0.05, math.inf), f"t_max={args.max_t:g}", f"maxt{args.max_t:g}"),
+        (args.max_t not in (MAX_T, math.inf), f"t_max={args.max_t:g}", f"maxt{args.max_t:g}"),
         (args.lambda_dt not in (None, 0.5), f"λ={args.lambda_dt}", f"lambda{args.lambda_dt}"),
         (args.scale_lr, "scaled lr", "scaled-lr")] if off_default and not args.no_repeat]  # plain PPO has none
     args.method += f" ({', '.join(name for name, _ in variants)})" if variants else ""
     slug = "-".join([slug] + [part for _, part in variants])
-    noise = (f"__{args.noise}" if args.noise else "") + ("" if args.noise_prob is None else f"-p{args.noise_prob:g}") \
-        + ("" if args.noise_std is None else f"-std{args.noise_std:g}") + ("__hold-penalty" * args.hold_penalty)
-    args.run_name = args.run_name or f"{args.env_id}__{slug}__dt{args.dt:g}{noise}__s{args.seed}"
-    return args
+    setting = ""  # the stochastic setting's part of the run name, if any
+    if args.noise:
+        setting += f"__{args.noise}"
+    if args.noise_prob is not None:
+        setting += f"-p{args.noise_prob:g}"
+    if args.noise_std is not None:
+        setting += f"-std{args.noise_std:g}"
+    if args.hold_penalty:
+        setting += "__hold-penalty"
+    args.run_name = args.run_name or f"{args.env_id}__{slug}__dt{args.dt:g}{setting}__s{args.seed}"
 
 
 COLUMNS = ["decision_steps", "env_steps", "physical_time_s", "wall_time_s", "episodes", "return_mean",  # progress.csv
@@ -459,7 +516,11 @@ def main(argv=None):
                 action = dist.sample()
                 logprobs_buf[step] = dist.log_prob(action).sum()
             actions_buf[step] = action = action[0].numpy()  # the log-probability is of the unclipped sample
-            raw_obs, R, terminated, truncated, info = env.step(np.clip(action, action_low, action_high))
+            try:
+                raw_obs, R, terminated, truncated, info = env.step(np.clip(action, action_low, action_high))
+            except ValueError as e:  # the wrappers' checks: a non-finite observation or reward
+                sys.exit(f"{os.path.basename(sys.argv[0])}: the environment failed in update {counters['update'] + 1} "
+                         f"({' '.join(str(e).split())}); the run is kept up to its last checkpoint")
             w = info["w"]  # δ-steps this decision lasted
             discounts_buf[step], durations_buf[step], radius_buf[step] = gamma_dt ** w, w, info["safe_radius"]
             if args.norm_reward:  # R / std of the discounted return, clipped to ±10
@@ -514,11 +575,11 @@ def main(argv=None):
                "env_steps_per_s": round(int(durations_buf.sum()) / rollout_time, 1)}
         episode = (env, raw_obs, obs, episode_return, discounted_return)  # where the next decision starts
         log_row(run, row, counters["update"] % args.checkpoint_every == 0 or counters["update"] == num_updates, episode)
-        shown = {k: math.nan if v == "" else v for k, v in row.items()}  # an empty cell prints as nan
+        returns = f"return {row['return_mean']:.1f}" if finished_returns else "no episode ended"
+        radius = "" if row["safe_radius_mean"] == "" else f" | radius {row['safe_radius_mean']:.3f}"  # SAR's d
         print(f"update {counters['update']}/{num_updates} | decisions {row['decision_steps']} | physical "
-              f"{row['physical_time_s']:.0f}s | return {shown['return_mean']:.1f} | duration "
-              f"{1e3 * row['action_duration_mean_s']:.1f}ms | radius {shown['safe_radius_mean']:.3f} | "
-              f"{row['decisions_per_s']:.0f} decisions/s | {row['env_steps_per_s']:.0f} δ-steps/s | "
+              f"{row['physical_time_s']:.0f}s | {returns} | duration {1e3 * row['action_duration_mean_s']:.1f}ms"
+              f"{radius} | {row['decisions_per_s']:.0f} decisions/s | {row['env_steps_per_s']:.0f} δ-steps/s | "
               f"left {(num_updates - counters['update']) * update_time / 60:.1f} min", flush=True)
     if args.save_model:
         save_model(run["dir"], run["state"])
@@ -562,19 +623,24 @@ def open_run(args, learner, rng, config):
         fail(f"--run-name: {run_dir} is being trained by another process")
     except OSError as e:
         fail(f"--log-dir: cannot make {run_dir} ({e.strerror})")
+    if (os.path.exists(progress) or os.path.exists(checkpoint)) and not args.resume:  # made meanwhile by another
+        fail(f"--run-name: {run_dir} exists; pass --resume to continue it or choose another --run-name")
     run = {"dir": run_dir, "learner": learner, "rng": rng, "rows": [], "config": None, "state": None, "counters": {
         "update": 0, "decision_steps": 0, "env_steps": 0, "episodes": 0, "wall_time_s": 0.0}}
-    state, done = None, 0
+    state, done, made = None, 0, {}
     if args.resume and os.path.exists(checkpoint):
         try:
             state = torch.load(checkpoint, weights_only=True)
             refuse_changed_flags(args, state["config"], run_dir)
             for name, part in learner.items():
-                load_stats(part, state[name]) if isinstance(part, RunningMeanStd) else part.load_state_dict(state[name])
+                if isinstance(part, RunningMeanStd):
+                    load_stats(part, state[name])
+                else:
+                    part.load_state_dict(state[name])
             torch.set_rng_state(state["torch_rng"])
             rng.bit_generator.state = state["numpy_rng"]
             run.update(counters=state["counters"], rows=state["rows"], config=state["config"], state=state)
-            done = len(run["rows"]) * args.num_steps
+            done, made = len(run["rows"]) * args.num_steps, state["config"]
         except Exception as e:  # noqa: BLE001 - a damaged or foreign file fails in many ways, each one line here
             fail(f"--resume: {checkpoint} is not a checkpoint of this run ({type(e).__name__}: {e})")
     elif args.resume and os.path.exists(progress):  # a clone has no checkpoint: read progress.csv's last whole row
@@ -584,15 +650,23 @@ def open_run(args, learner, rng, config):
             fail(f"--resume: cannot read {progress} ({type(e).__name__}), and there is no checkpoint.pt")
         if done:  # rows logged: refuse other flags as a checkpoint would; config.json holds them
             try:
-                refuse_changed_flags(args, json.loads(Path(run_dir, "config.json").read_text()), run_dir)
+                made = json.loads(Path(run_dir, "config.json").read_text())
+                refuse_changed_flags(args, made, run_dir)
             except (OSError, ValueError) as e:
                 fail(f"--resume: cannot read {run_dir}/config.json ({type(e).__name__}), and there is no checkpoint.pt")
         if 0 < done < args.total_steps:
             fail(f"--resume: {run_dir} has {done:,} decisions but no checkpoint.pt to continue from")
+    if made.get("total_steps", args.total_steps) != args.total_steps:  # a budget may change on --resume: say so
+        print(f"note: {run_dir} was made with --total-steps {made['total_steps']:,}; it now ends at "
+              f"{args.total_steps:,}")
     if done >= args.total_steps:
+        did = "nothing to do"
         if args.save_model and not os.path.exists(os.path.join(run_dir, "model.pt")):
-            save_model(run_dir, state) if state else fail(f"--save-model: {run_dir} has no checkpoint.pt to take it")
-        print(f"{run_dir} is finished: {done:,} decisions reach --total-steps {args.total_steps:,}; nothing to do")
+            if not state:
+                fail(f"--save-model: {run_dir} has no checkpoint.pt to take it from")
+            save_model(run_dir, state)
+            did = "wrote model.pt from its checkpoint"
+        print(f"{run_dir} is finished: {done:,} decisions reach --total-steps {args.total_steps:,}; {did}")
         sys.exit(0)
     code = (run["config"] or {"code": []})["code"] + [{"decision_steps": done, **code_version()}]  # every (re)start
     run["config"] = {**config, "resumed_at_decision_steps": done or None, "code": code,  # flags of the latest (re)start
@@ -680,15 +754,19 @@ def save_model(run_dir, state):  # what a rollout needs: the agent and the stati
 
 
 def csv_text(rows, header=False):  # what csv.DictWriter writes for these numbers, \r\n included
-    lines = [COLUMNS] * header + [[row[c] for c in COLUMNS] for row in rows]
+    lines = ([COLUMNS] if header else []) + [[row[c] for c in COLUMNS] for row in rows]
     return "".join(",".join(map(str, line)) + "\r\n" for line in lines)
 
 
 def save_atomic(path, data):
-    """Write `data` (str, or a dict to torch.save) to a temporary file, then rename it: a kill leaves the old file."""
+    """Write `data` (str, or a dict to torch.save) to a temporary file, on the disk before it is renamed over `path`:
+    a kill, a full disk or a power loss leaves the old file or the new one, whole."""
     if isinstance(data, dict):
         torch.save(data, buffer := io.BytesIO())  # in memory first: a failed write is then an OSError
-    Path(path + ".tmp").write_bytes(buffer.getvalue() if isinstance(data, dict) else data.encode())
+    with open(path + ".tmp", "wb") as f:
+        f.write(buffer.getvalue() if isinstance(data, dict) else data.encode())
+        f.flush()
+        os.fsync(f.fileno())
     os.replace(path + ".tmp", path)
 
 
@@ -704,5 +782,7 @@ if __name__ == "__main__":
     try:
         main()
     except (KeyboardInterrupt, OSError) as e:  # Ctrl-C, or a failed write (a full disk): one line; the run resumes
-        sys.exit(f"{os.path.basename(sys.argv[0])}: {'interrupted' if isinstance(e, KeyboardInterrupt) else e}; "
-                 f"continue the run with the same command plus --resume")
+        again = "the same command" if "--resume" in sys.argv else "the same command plus --resume"
+        if isinstance(e, KeyboardInterrupt):
+            sys.exit(f"{os.path.basename(sys.argv[0])}: interrupted; continue the run with {again}")
+        sys.exit(f"{os.path.basename(sys.argv[0])}: {e}; once that is mended, continue the run with {again}")

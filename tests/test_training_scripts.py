@@ -138,8 +138,7 @@ def test_help_shows_every_range_and_never_a_default_of_none(module, capsys):
     assert "--seed SEED seeds torch, numpy and the env (must lie in [0, 4294967295]; default: 1)" in text
 
 
-LEARNER_OF = {"sar_ppo.py": "PPO", "figar_ppo.py": "PPO", "sar_trpo.py": "TRPO", "figar_trpo.py": "TRPO"}
-LEARNER_SCRIPTS = list(LEARNER_OF)
+LEARNER_SCRIPTS = ["sar_ppo.py", "figar_ppo.py", "sar_trpo.py", "figar_trpo.py"]
 
 
 def wrapper_text(script, name):  # the class, up to the next top-level definition
@@ -156,9 +155,11 @@ def test_every_training_script_carries_the_same_wrapper_and_agent_text():
     assert len(agents) == 1
 
 
-# The appendix of run bookkeeping, from its opening line to the end of the script, is one text copied into the
-# four scripts. These lines of it differ between the learners, each for the reason given; within a learner
-# they are the same. Any other difference is a copy gone astray: make the same change in all four scripts.
+# The appendix of run bookkeeping, from its opening line to the end of the script, is one text copied into every
+# training script. These lines of it differ between the learners, each for the reason given; within a learner
+# they are the same. Any other difference is a copy gone astray: make the same change in every script.
+LEARNER_OF = {"sar_ppo.py": "PPO", "figar_ppo.py": "PPO", "arp_ppo.py": "PPO", "sar_trpo.py": "TRPO",
+              "figar_trpo.py": "TRPO"}
 APPENDIX = "# ================================================================ Appendix"
 APPENDIX_LINES_OF_THEIR_OWN = {
     "FLAGS_ADDED_LATER = ": "the flags a learner gained after its first committed runs, with the value they had"
@@ -182,8 +183,8 @@ def test_the_training_scripts_carry_the_same_appendix_but_for_the_lines_named_he
             assert len(at) == 1, f"{script}: {len(at)} appendix lines hold {start!r}, where the test names one"
             own[script, start], lines[at[0]] = lines[at[0]], f"<the line of its own holding {start!r}>"
         shared[script] = lines
-    first = LEARNER_SCRIPTS[0]
-    for script in LEARNER_SCRIPTS[1:]:
+    first, *others = LEARNER_OF
+    for script in others:
         diff = difflib.unified_diff(shared[first], shared[script], first, script, lineterm="", n=1)
         assert shared[script] == shared[first], "the appendices differ:\n" + "\n".join(diff)
     for start in APPENDIX_LINES_OF_THEIR_OWN:

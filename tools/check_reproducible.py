@@ -23,7 +23,8 @@ NOT_FLAGS = {"method", "dt0", "gamma_dt", "learning_rate_used", "resumed_at_deci
 
 def command(config, updates, log_dir):
     learner = "trpo" if "TRPO" in config["method"] else "ppo"  # A2C runs are the PPO scripts' (--a2c)
-    script = f"{'figar' if config['method'].startswith('FiGAR') else 'sar'}_{learner}.py"
+    family = {"FiGAR": "figar", "ARP": "arp"}.get(config["method"].split("-")[0], "sar")
+    script = f"{family}_{learner}.py"
     flags = []
     for key, value in config.items():
         flag = "--" + key.replace("_", "-")

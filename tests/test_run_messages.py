@@ -1,0 +1,166 @@
+"""What a training run says and does at its edges: a folder made by another process meanwhile, an environment that
+fails, a budget changed on --resume, a model written on a finished run, an update with no episode, a failed write."""
+import os
+import resource
+import subprocess
+import sys
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import torch
+
+import envs
+import sar_ppo
+from tests.helpers import ROOT
+
+SCRIPTS = ["sar_ppo.py", "figar_ppo.py", "sar_trpo.py", "figar_trpo.py", "arp_ppo.py"]
+TINY = {"sar_trpo.py": ["--num-steps", "256", "--vf-minibatch-size", "128"],
+        "figar_trpo.py": ["--num-steps", "256", "--vf-minibatch-size", "128"]}
+PPO_TINY = ["--num-steps", "256", "--update-epochs", "1", "--minibatch-size", "128"]
+
+# Toy tasks registered in the child process: a negative own dt, a non-finite observation, a non-finite reward.
+TOYS = '''
+import runpy, sys
+import gymnasium as gym
+import numpy as np
+class Toy(gym.Env):
+    observation_space, action_space = gym.spaces.Box(-1, 1, (2,)), gym.spaces.Box(-1, 1, (1,))
+    dt, bad = 0.01, None
+    def reset(self, seed=None, options=None):
+        return np.zeros(2, np.float32), {}
+    def step(self, action):
+        obs = np.full(2, np.nan if self.bad == "obs" else 0.0, np.float32)
+        return obs, float("nan") if self.bad == "reward" else 0.0, False, False, {}
+gym.register("NegativeDt-v0", entry_point=type("NegativeDt", (Toy,), {"dt": -0.01}), max_episode_steps=100)
+gym.register("NanObservation-v0", entry_point=type("NanObservation", (Toy,), {"bad": "obs"}), max_episode_steps=100)
+gym.register("NanReward-v0", entry_point=type("NanReward", (Toy,), {"bad": "reward"}), max_episode_steps=100)
+sys.argv = sys.argv[1:]
+runpy.run_path(sys.argv[0], run_name="__main__")
+'''
+
+
+def run(script, log_dir, *flags, toys=False, preexec_fn=None):
+    head = [sys.executable, "-c", TOYS] if toys else [sys.executable]
+    cmd = [*head, os.path.join(ROOT, script), "--log-dir", str(log_dir), "--run-name", "run", *flags]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=240, cwd=ROOT, preexec_fn=preexec_fn)
+
+
+def tiny(script):
+    return TINY.get(script, PPO_TINY)
+
+
+def test_a_fresh_start_refuses_a_run_another_process_made_while_it_took_the_lock(tmp_path, monkeypatch, capsys):
+    args = sar_ppo.parse_args(["--log-dir", str(tmp_path), "--run-name", "run"])
+    real_flock = sar_ppo.fcntl.flock
+
+    def flock_after_another_run(fd, flags):  # another process's run lands between the first check and the lock
+        (tmp_path / "run" / "progress.csv").write_text("theirs")
+        return real_flock(fd, flags)
+
+    monkeypatch.setattr(sar_ppo.fcntl, "flock", flock_after_another_run)
+    with pytest.raises(SystemExit) as exit_info:
+        sar_ppo.open_run(args, {}, np.random.default_rng(0), {})
+    assert exit_info.value.code == 2 and "exists" in capsys.readouterr().err
+    assert (tmp_path / "run" / "progress.csv").read_text() == "theirs"
+
+
+def test_a_task_whose_own_dt_is_negative_is_refused_in_one_line(tmp_path):
+    result = run("sar_ppo.py", tmp_path, "--env-id", "NegativeDt-v0", toys=True)
+    assert result.returncode == 2 and result.stderr.count("\n") == 1
+    assert "--env-id: NegativeDt-v0's own dt is -0.01" in result.stderr and not tmp_path.joinpath("run").exists()
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+@pytest.mark.parametrize("env_id,named", [("NanObservation-v0", "observation: not finite"),
+                                          ("NanReward-v0", "reward: not finite")])
+def test_a_non_finite_observation_or_reward_ends_the_run_in_one_line_naming_it(tmp_path, script, env_id, named):
+    flags = ["--env-id", env_id, "--dt", "0.01", "--total-steps", "512", *tiny(script)]
+    if script == "sar_trpo.py":
+        flags += ["--no-repeat"]  # the plain learner, whose repetition wrapper takes one δ-step
+    if script == "arp_ppo.py":
+        flags += ["--arp-p", "1", "--arp-alpha", "0.5"]
+    result = run(script, tmp_path, *flags, toys=True)
+    assert result.returncode == 1 and result.stderr.count("\n") == 1, result.stderr
+    assert named in result.stderr and "the environment failed in update 1" in result.stderr
+    assert "diverged" not in result.stderr
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_a_resume_that_changes_the_budget_says_so_in_one_line(tmp_path, script):
+    flags = ["--total-steps", "256", *tiny(script)]
+    assert run(script, tmp_path, *flags).returncode == 0
+    longer = run(script, tmp_path, *flags[2:], "--total-steps", "512", "--resume")
+    assert longer.returncode == 0 and "was made with --total-steps 256; it now ends at 512" in longer.stdout
+    shorter = run(script, tmp_path, *flags[2:], "--total-steps", "256", "--resume")
+    assert shorter.returncode == 0 and "was made with --total-steps 512; it now ends at 256" in shorter.stdout
+    assert "is finished: 512 decisions reach --total-steps 256; nothing to do" in shorter.stdout
+    same = run(script, tmp_path, *flags[2:], "--total-steps", "512", "--resume")
+    assert "was made with" not in same.stdout
+
+
+def test_save_model_on_a_finished_run_says_it_wrote_the_model(tmp_path):
+    flags = ["--total-steps", "256", *PPO_TINY]
+    assert run("sar_ppo.py", tmp_path, *flags).returncode == 0
+    result = run("sar_ppo.py", tmp_path, *flags, "--resume", "--save-model")
+    assert result.returncode == 0 and "wrote model.pt from its checkpoint" in result.stdout
+    assert "nothing to do" not in result.stdout and (tmp_path / "run" / "model.pt").exists()
+    assert set(torch.load(tmp_path / "run" / "model.pt", weights_only=True)) == {"agent", "obs_rms", "repetition_stats"}
+
+
+@pytest.mark.parametrize("script,flags", [("sar_ppo.py", ["--no-repeat"]), ("figar_ppo.py", []),
+                                          ("arp_ppo.py", [])])
+def test_a_progress_line_has_no_nan_to_decode(tmp_path, script, flags):
+    # 32 decisions an update at 2 ms: InvertedPendulum's first episodes outlast some updates
+    result = run(script, tmp_path, "--total-steps", "256", "--num-steps", "32", "--minibatch-size", "16", *flags)
+    lines = [line for line in result.stdout.splitlines() if line.startswith("update ")]
+    assert result.returncode == 0 and len(lines) == 8
+    assert not any("nan" in line for line in lines) and any("| return " in line for line in lines)
+    if script != "figar_ppo.py":  # one δ-step a decision: the first episodes outlast an update
+        assert any("no episode ended" in line for line in lines)
+    assert not any("radius" in line for line in lines)  # none of these methods has a safe radius
+
+
+def test_sar_progress_lines_show_the_safe_radius(tmp_path):
+    result = run("sar_ppo.py", tmp_path, "--total-steps", "64", "--num-steps", "32", "--minibatch-size", "16")
+    assert result.returncode == 0 and all("| radius 0." in line for line in result.stdout.splitlines()
+                                          if line.startswith("update "))
+
+
+def full_disk():  # writes past 64 kB fail with EFBIG (Python ignores SIGXFSZ)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (64 * 1024, 64 * 1024))
+
+
+def test_a_failed_write_on_resume_does_not_advise_adding_resume_again(tmp_path):
+    flags = ["--total-steps", "256", *PPO_TINY]
+    assert run("sar_ppo.py", tmp_path, *flags).returncode == 0
+    result = run("sar_ppo.py", tmp_path, *flags[2:], "--total-steps", "512", "--resume", preexec_fn=full_disk)
+    assert result.returncode == 1 and result.stderr.count("\n") == 1, result.stderr
+    assert "continue the run with the same command" in result.stderr and "plus --resume" not in result.stderr
+    fresh = run("sar_ppo.py", tmp_path / "other", *flags, preexec_fn=full_disk)
+    assert fresh.returncode == 1 and "the same command plus --resume" in fresh.stderr
+
+
+@pytest.mark.parametrize("script,flags,named", [
+    ("sar_trpo.py", ["--num-steps", "2"], "--num-steps/--vf-minibatch-size: --vf-minibatch-size 128 must not exceed "
+                                          "--num-steps 2"),
+    ("figar_trpo.py", ["--num-steps", "64"], "--vf-minibatch-size 128 must not exceed --num-steps 64"),
+    ("sar_ppo.py", ["--num-steps", "32"], "--num-steps/--minibatch-size: --minibatch-size 64 must not exceed "
+                                          "--num-steps 32"),
+    ("arp_ppo.py", ["--num-steps", "65"], "--num-steps/--minibatch-size: 65 decisions in minibatches of 64")])
+def test_a_num_steps_below_a_default_minibatch_names_the_flag_given(tmp_path, script, flags, named):
+    result = run(script, tmp_path, *flags)
+    assert result.returncode == 2 and result.stderr.count("\n") == 1 and named in result.stderr
+
+
+def test_envs_task_refuses_an_own_dt_that_is_not_seconds():
+    class Weird(gym.Env):
+        observation_space, action_space = gym.spaces.Box(-1, 1, (2,)), gym.spaces.Box(-1, 1, (1,))
+        dt = "fast"
+
+        def reset(self, seed=None, options=None):
+            return np.zeros(2, np.float32), {}
+
+    gym.register("WeirdDt-v0", entry_point=Weird, max_episode_steps=10)
+    with pytest.raises(ValueError, match="^env_id: WeirdDt-v0's own dt is 'fast'"):
+        envs.task("WeirdDt-v0")
