@@ -80,10 +80,12 @@ def parser_of(path):
 
 
 def bad_values(rule):
-    """Values outside a `within` rule, "must lie in [low, high]" or "(low, high]"."""
-    low, high = (float(x) for x in re.search(r"[\[(](.+), (.+)\]", rule).groups())
+    """Values outside a `within` rule, "must lie in [low, high]", "(low, high]" or "[low, high)"."""
+    low, high, closing = re.search(r"[\[(](.+?), (.+?)([\])])", rule).groups()
+    low, high = float(low), float(high)
     values = ["nan", f"{low:g}" if rule.startswith("must lie in (") else f"{low - 1:g}"]
-    above = [f"{high * 10 + 1:.0f}"] + (["inf"] if "or be inf" not in rule else [])  # --max-t inf: no cap on t
+    above = [f"{high:g}" if closing == ")" else f"{high * 10 + 1:.0f}"]  # [0, 1): 1 itself is out
+    above += ["inf"] if "or be inf" not in rule else []  # --max-t inf: no cap on t
     return values + (above if math.isfinite(high) else [])
 
 
