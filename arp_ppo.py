@@ -235,9 +235,11 @@ def layer_init(layer, std=np.sqrt(2), bias_const=0.0):
 
 class Agent(nn.Module):
     """Separate actor and critic MLPs, 2×256 ReLU (App. J.3). Gaussian policy: a state-independent
-    log-std for the K task dims, a state-dependent one for the repetition dim."""
+    log-std for the K task dims, a state-dependent one for the repetition dim. `authors_head`, to measure the
+    authors' code: "sb2" (their TRPO) gives the last dim a head of gain 1 and bias 0, a task dim's too without
+    a repetition dim; "sb3" (their A2C) leaves the repetition head at PyTorch's default init."""
 
-    def __init__(self, obs_dim, num_actions, repeat, init_logstd=0.0):
+    def __init__(self, obs_dim, num_actions, repeat, init_logstd=0.0, authors_head=None):
         super().__init__()
         self.critic = nn.Sequential(
             layer_init(nn.Linear(obs_dim, 256)), nn.ReLU(),
@@ -247,8 +249,15 @@ class Agent(nn.Module):
             layer_init(nn.Linear(obs_dim, 256)), nn.ReLU(),
             layer_init(nn.Linear(256, 256)), nn.ReLU())
         self.actor_mean = layer_init(nn.Linear(256, num_actions + int(repeat)), std=0.01)
-        self.actor_logstd = nn.Parameter(torch.full((num_actions,), init_logstd))
-        self.repeat_logstd = layer_init(nn.Linear(256, 1), std=0.01, bias_const=init_logstd) if repeat else None
+        own = num_actions - int(authors_head == "sb2" and not repeat)  # the dims of a state-independent log-std
+        self.actor_logstd = nn.Parameter(torch.full((own,), init_logstd))
+        self.repeat_logstd = None  # the last dim's state-dependent log-std: the repetition dim's
+        if authors_head == "sb2":
+            self.repeat_logstd = layer_init(nn.Linear(256, 1), std=1.0)
+        elif authors_head == "sb3" and repeat:
+            self.repeat_logstd = nn.Linear(256, 1)
+        elif repeat:
+            self.repeat_logstd = layer_init(nn.Linear(256, 1), std=0.01, bias_const=init_logstd)
 
     def dist(self, x):
         hidden = self.actor_body(x)

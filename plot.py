@@ -288,7 +288,8 @@ def load_groups(paths, partial=False, max_steps=None, only=None, variants=True, 
     """{(env, setting, method, δ): [(config, columns, folder), ...]} over every run folder found
     (only those whose name contains one of the texts in `only`, if given; without `variants` only the
     paper's methods). Two folders of the same (env, setting, method, δ, seed) are one seed: the one
-    with more decisions is kept, with a warning. `counts`, a dict, counts the skipped runs by reason."""
+    with more decisions is kept (of two alike, the first found), with a note. `counts`, a dict, counts the
+    skipped runs by reason."""
     folders = []
     for path in paths:
         folders += run_folders(path)
@@ -305,10 +306,13 @@ def load_groups(paths, partial=False, max_steps=None, only=None, variants=True, 
                 counts["Variant"] = counts.get("Variant", 0) + 1
             continue
         key = (config["env_id"], setting_of(config), config["method"], config["dt"], config["seed"])
-        if key in seeds:
+        if key in seeds:  # the one with more decisions; of two alike, the one found first (folders in name order)
             kept, dropped = sorted([seeds[key], (config, columns, folder)], key=lambda r: -r[1]["decision_steps"][-1])
-            print(f"warning: {dropped[2]} and {kept[2]} are the same seed; keeping {kept[2]} (more decisions)",
-                  file=sys.stderr)
+            steps = [int(r[1]["decision_steps"][-1]) for r in (kept, dropped)]
+            why = (f"it has more decisions ({steps[0]:,} to {steps[1]:,})" if steps[0] > steps[1] else
+                   f"both have {steps[0]:,} decisions and it comes first")
+            print(f"note: {dropped[2]} and {kept[2]} are the same seed of one method, task and δ; keeping {kept[2]}: "
+                  f"{why}", file=sys.stderr)
             seeds[key] = kept
         else:
             seeds[key] = (config, columns, folder)
@@ -319,9 +323,11 @@ def load_groups(paths, partial=False, max_steps=None, only=None, variants=True, 
         budgets = [int(c["decision_steps"][-1]) for _, c, _ in runs]
         kept = max(set(budgets), key=lambda b: (budgets.count(b), b))
         if len(set(budgets)) > 1:
-            odd = [f"{os.path.basename(os.path.normpath(f))} ({b:,})" for (_, _, f), b in zip(runs, budgets) if b != kept]
-            print(f"warning: left out of {key[2]} on {key[0]} at δ = {key[3]:g} s, whose other seeds have "
-                  f"{kept:,} decisions: {', '.join(odd)} (--max-steps {min(budgets)} compares them all)", file=sys.stderr)
+            odd = [f"{os.path.basename(os.path.normpath(f))} ({b:,} decisions)"
+                   for (_, _, f), b in zip(runs, budgets) if b != kept]
+            print(f"note: {key[2]} on {key[0]} ({key[1]}) at δ = {key[3]:g} s: left out {', '.join(odd)}, since "
+                  f"{budgets.count(kept)} of its {len(runs)} seeds have {kept:,} and seeds of different budgets are "
+                  f"never averaged; --max-steps {min(budgets)} compares them all", file=sys.stderr)
             groups[key] = [r for r, b in zip(runs, budgets) if b == kept]
     return groups
 
@@ -828,6 +834,12 @@ def draw(groups, args, learner=""):
     return written
 
 
+def figures_in(folder, prefix=""):
+    """The figures (png, pdf) in `folder` whose names start with `prefix`."""
+    return [n for n in os.listdir(folder) if n.startswith(prefix) and n.endswith((".png", ".pdf"))
+            and not n.startswith(".")]
+
+
 def nonempty(text):  # --only: an empty text is in every run's name
     if not text.strip():
         raise argparse.ArgumentTypeError("an empty text matches every run; leave it out")
@@ -930,9 +942,17 @@ def main(argv=None):
     if args.table:
         return 0
     with promises.locked("--out", args.out):  # two plot.py drawing into one folder would mix their figures
+        before = figures_in(args.out, args.prefix)
+        written = []
         for learner, part in learners.items():
             for path in draw(part, args, f"{learner.lower()}_" if len(learners) > 1 else ""):
                 print(f"wrote {path}")
+                written.append(os.path.basename(path))
+    older = sorted(set(before) - set(written))
+    if older:  # never deleted (--out may be the committed results/figures), but never passed off as this call's
+        print(f"note: {args.out} also holds {len(older)} figure(s){f' named {args.prefix}*' if args.prefix else ''} "
+              f"this call did not draw, left as an earlier call wrote them: {', '.join(older[:3])}"
+              f"{f' and {len(older) - 3} more' if len(older) > 3 else ''}")
     return 0
 
 

@@ -164,9 +164,11 @@ def layer_init(layer, std=np.sqrt(2), bias_const=0.0):
 
 class Agent(nn.Module):
     """Separate actor and critic MLPs, 2×256 ReLU (App. J.3). Gaussian policy: a state-independent
-    log-std for the K task dims, a state-dependent one for the repetition dim."""
+    log-std for the K task dims, a state-dependent one for the repetition dim. `authors_head`, to measure the
+    authors' code: "sb2" (their TRPO) gives the last dim a head of gain 1 and bias 0, a task dim's too without
+    a repetition dim; "sb3" (their A2C) leaves the repetition head at PyTorch's default init."""
 
-    def __init__(self, obs_dim, num_actions, repeat, init_logstd=0.0):
+    def __init__(self, obs_dim, num_actions, repeat, init_logstd=0.0, authors_head=None):
         super().__init__()
         self.critic = nn.Sequential(
             layer_init(nn.Linear(obs_dim, 256)), nn.ReLU(),
@@ -176,8 +178,15 @@ class Agent(nn.Module):
             layer_init(nn.Linear(obs_dim, 256)), nn.ReLU(),
             layer_init(nn.Linear(256, 256)), nn.ReLU())
         self.actor_mean = layer_init(nn.Linear(256, num_actions + int(repeat)), std=0.01)
-        self.actor_logstd = nn.Parameter(torch.full((num_actions,), init_logstd))
-        self.repeat_logstd = layer_init(nn.Linear(256, 1), std=0.01, bias_const=init_logstd) if repeat else None
+        own = num_actions - int(authors_head == "sb2" and not repeat)  # the dims of a state-independent log-std
+        self.actor_logstd = nn.Parameter(torch.full((own,), init_logstd))
+        self.repeat_logstd = None  # the last dim's state-dependent log-std: the repetition dim's
+        if authors_head == "sb2":
+            self.repeat_logstd = layer_init(nn.Linear(256, 1), std=1.0)
+        elif authors_head == "sb3" and repeat:
+            self.repeat_logstd = nn.Linear(256, 1)
+        elif repeat:
+            self.repeat_logstd = layer_init(nn.Linear(256, 1), std=0.01, bias_const=init_logstd)
 
     def dist(self, x):
         hidden = self.actor_body(x)
@@ -343,6 +352,8 @@ def make_parser():
                    help=f"GAE λ, per decision step ({PPO_DEFAULTS['gae_lambda']}; A2C: {A2C_DEFAULTS['gae_lambda']:g})")
     p.add_argument("--init-logstd", type=within(float, -20, 2), help=f"the policy's initial log-std "
                    f"({PPO_DEFAULTS['init_logstd']:g}; A2C: {A2C_DEFAULTS['init_logstd']})")
+    p.add_argument("--sb3-u-init", action="store_true", help="with --a2c, the authors' init of the repetition "
+                   "head (PyTorch's default: σ ≈ 1 at the start, not --init-logstd's), to measure it")
     p.add_argument("--clip-coef", type=within(float, 0, 10, open_low=True), default=CLIP_COEF,
                    help="PPO's ratio clip ε")
     p.add_argument("--vf-coef", type=within(float, 0, 1000, open_low=True), default=0.5, help="value loss weight")
@@ -393,6 +404,8 @@ def check_args(args):
             ("--num-steps/--minibatch-size", args.num_steps % args.minibatch_size != 1,
              f"{args.num_steps} decisions in minibatches of {args.minibatch_size} leave a last one of one decision, "
              "whose advantages have no std"),
+            ("--sb3-u-init", not args.sb3_u_init or args.a2c and not args.no_repeat,
+             "is SAR-A2C's and FiGAR-C-A2C's: it needs --a2c and a repetition"),
             ("--noise-prob/--noise-std", args.noise or {args.noise_prob, args.noise_std} == {None}, "need --noise"),
             ("--noise", not args.noise or task in envs.NOISE_STD, f"App. J.2 defines it for {', '.join(envs.NOISE_STD)}"
              f" only, not {args.env_id}"),
@@ -428,7 +441,8 @@ def name_run(args):
         (args.max_t == math.inf, "no limit on t", "no-limit-t"),
         (args.max_t not in (MAX_T, math.inf), f"t_max={args.max_t:g}", f"maxt{args.max_t:g}"),
         (args.lambda_dt not in (None, 0.5), f"λ={args.lambda_dt}", f"lambda{args.lambda_dt}"),
-        (args.scale_lr, "scaled lr", "scaled-lr")] if off_default and not args.no_repeat]  # plain PPO has none
+        (args.scale_lr, "scaled lr", "scaled-lr"),
+        (args.sb3_u_init, "SB3 u init", "sb3-u-init")] if off_default and not args.no_repeat]  # plain PPO has none
     args.method += f" ({', '.join(name for name, _ in variants)})" if variants else ""
     slug = "-".join([slug] + [part for _, part in variants])
     setting = ""  # the stochastic setting's part of the run name, if any
@@ -477,7 +491,7 @@ def main(argv=None):
     learning_rate = args.learning_rate * (dt / dt0 if args.scale_lr else 1.0)
 
     agent = Agent(obs_dim, env.unwrapped.action_space.shape[0], repeat=not args.no_repeat,
-                  init_logstd=args.init_logstd)
+                  init_logstd=args.init_logstd, authors_head="sb3" if args.sb3_u_init else None)
     # A2C: RMSprop (Table 4). Adam fused: one kernel for all parameters instead of ~10 small ops per tensor
     optimizer = torch.optim.RMSprop(agent.parameters(), lr=learning_rate, alpha=0.99, eps=args.adam_eps) if args.a2c \
         else torch.optim.Adam(agent.parameters(), lr=learning_rate, eps=args.adam_eps, fused=True)
@@ -607,7 +621,7 @@ def evaluate(args, decision_env, agent, obs_rms, repetition_stats):
 # The checkpoint is the run (learner, RNGs, logged rows, config); --resume rewrites progress.csv and config.json from it
 RESUMABLE_CHANGES = {"total_steps", "eval_every", "eval_episodes", "log_dir", "run_name", "checkpoint_every",
                      "save_model", "resume", "threads", "method"}  # what may differ on --resume
-FLAGS_ADDED_LATER = {"a2c": False, "init_logstd": 0.0}
+FLAGS_ADDED_LATER = {"a2c": False, "init_logstd": 0.0, "sb3_u_init": False}
 
 
 def open_run(args, learner, rng, config):

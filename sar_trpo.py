@@ -167,9 +167,11 @@ def layer_init(layer, std=np.sqrt(2), bias_const=0.0):
 
 class Agent(nn.Module):
     """Separate actor and critic MLPs, 2×256 ReLU (App. J.3). Gaussian policy: a state-independent
-    log-std for the K task dims, a state-dependent one for the repetition dim."""
+    log-std for the K task dims, a state-dependent one for the repetition dim. `authors_head`, to measure the
+    authors' code: "sb2" (their TRPO) gives the last dim a head of gain 1 and bias 0, a task dim's too without
+    a repetition dim; "sb3" (their A2C) leaves the repetition head at PyTorch's default init."""
 
-    def __init__(self, obs_dim, num_actions, repeat, init_logstd=0.0):
+    def __init__(self, obs_dim, num_actions, repeat, init_logstd=0.0, authors_head=None):
         super().__init__()
         self.critic = nn.Sequential(
             layer_init(nn.Linear(obs_dim, 256)), nn.ReLU(),
@@ -179,8 +181,15 @@ class Agent(nn.Module):
             layer_init(nn.Linear(obs_dim, 256)), nn.ReLU(),
             layer_init(nn.Linear(256, 256)), nn.ReLU())
         self.actor_mean = layer_init(nn.Linear(256, num_actions + int(repeat)), std=0.01)
-        self.actor_logstd = nn.Parameter(torch.full((num_actions,), init_logstd))
-        self.repeat_logstd = layer_init(nn.Linear(256, 1), std=0.01, bias_const=init_logstd) if repeat else None
+        own = num_actions - int(authors_head == "sb2" and not repeat)  # the dims of a state-independent log-std
+        self.actor_logstd = nn.Parameter(torch.full((own,), init_logstd))
+        self.repeat_logstd = None  # the last dim's state-dependent log-std: the repetition dim's
+        if authors_head == "sb2":
+            self.repeat_logstd = layer_init(nn.Linear(256, 1), std=1.0)
+        elif authors_head == "sb3" and repeat:
+            self.repeat_logstd = nn.Linear(256, 1)
+        elif repeat:
+            self.repeat_logstd = layer_init(nn.Linear(256, 1), std=0.01, bias_const=init_logstd)
 
     def dist(self, x):
         hidden = self.actor_body(x)
@@ -369,6 +378,8 @@ def make_parser():
     p.add_argument("--cg-iters", type=within(int, 1, 1000), default=10, help="conjugate-gradient iterations")
     p.add_argument("--cg-damping", type=within(float, 0, 1e3), default=0.1, help="F + damping·I in the solve")
     p.add_argument("--line-search-steps", type=within(int, 1, 100), default=10, help="steps tried, each half the last")
+    p.add_argument("--sb2-logstd", action="store_true", help="the authors' log-std: the last action dim's from a "
+                   "head of gain 1 and bias 0, a task dim's too for plain TRPO, to measure it")
     p.add_argument("--ent-coef", type=within(float, 0, 1000), default=0.0, help="entropy bonus weight")
     p.add_argument("--vf-learning-rate", type=within(float, 0, 1, open_low=True), default=1e-4,
                    help="the value function's Adam step size")
@@ -441,6 +452,8 @@ def name_run(args):
         (args.max_t not in (MAX_T, math.inf), f"t_max={args.max_t:g}", f"maxt{args.max_t:g}"),
         (args.lambda_dt not in (None, 0.5), f"λ={args.lambda_dt}", f"lambda{args.lambda_dt}")]
         if off_default and not args.no_repeat]  # plain TRPO has none
+    if args.sb2_logstd:  # the authors' parameterisation, plain TRPO's too
+        variants.append(("SB2 log-std", "sb2-logstd"))
     args.method += f" ({', '.join(name for name, _ in variants)})" if variants else ""
     slug = "-".join([slug] + [part for _, part in variants])
     setting = ""  # the stochastic setting's part of the run name, if any
@@ -488,7 +501,8 @@ def main(argv=None):
     obs_dim = env.observation_space.shape[0]
     action_low, action_high = env.action_space.low, env.action_space.high
 
-    agent = Agent(obs_dim, env.unwrapped.action_space.shape[0], repeat=not args.no_repeat)
+    agent = Agent(obs_dim, env.unwrapped.action_space.shape[0], repeat=not args.no_repeat,
+                  authors_head="sb2" if args.sb2_logstd else None)
     # the value function's own optimizer; the policy takes TRPO's step. fused: one kernel for all parameters
     optimizer = torch.optim.Adam(agent.critic.parameters(), lr=args.vf_learning_rate, eps=args.adam_eps, fused=True)
     obs_rms = RunningMeanStd(shape=(obs_dim,))  # network inputs
@@ -620,7 +634,7 @@ def evaluate(args, decision_env, agent, obs_rms, repetition_stats):
 # The checkpoint is the run (learner, RNGs, logged rows, config); --resume rewrites progress.csv and config.json from it
 RESUMABLE_CHANGES = {"total_steps", "eval_every", "eval_episodes", "log_dir", "run_name", "checkpoint_every",
                      "save_model", "resume", "threads", "method"}  # what may differ on --resume
-FLAGS_ADDED_LATER = {}
+FLAGS_ADDED_LATER = {"sb2_logstd": False}
 
 
 def open_run(args, learner, rng, config):

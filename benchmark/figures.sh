@@ -2,19 +2,26 @@
 # Redraws every committed figure, results/figures/*.png and results/theory/*.png, from the committed runs
 # (results/runs, results/runs_1m) and CSVs (results/theory/*.csv, results/random_returns.csv): nothing is
 # trained or measured; about two minutes, most of it the safe-region rollouts. It draws into a new folder
-# and replaces the committed figures only once every one of them has been redrawn: a failure or an interrupt
-# leaves them as they were. On a clean clone `git status` stays clean. A committed figure that no command
+# and replaces the committed figures only once every one of them has been redrawn, each by a rename: a failure
+# or an interrupt leaves every figure whole, the old one or the new. On a clean clone `git status` stays clean. A committed figure that no command
 # below draws any more stops it (git rm that figure if it is meant to go).
 # Each plot.py call selects its runs by name; without --variants plot.py reads the paper's methods only.
 #   bash benchmark/figures.sh           (PYTHON=... to choose the interpreter; default: python)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python}
-# bad input: one line, exit 2, before the old figures are removed
+# bad input: one line, exit 2, before any work
 [ $# -eq 0 ] || { echo "figures.sh: error: takes no arguments (PYTHON=... chooses the interpreter), got '$1'" >&2; exit 2; }
 command -v "$PY" > /dev/null || { echo "figures.sh: error: PYTHON: no interpreter '$PY'" >&2; exit 2; }
-NEW=$(mktemp -d "$PWD/results/.redraw.XXXXXX")  # beside results/: the final moves are renames
-trap 'rm -rf "$NEW"' EXIT
+# A redraw folder whose figures.sh was killed (SIGKILL runs no trap) is removed here: its name holds the pid
+# of the figures.sh that made it, and that process is gone (a name without a pid is of an older figures.sh).
+for old in results/.redraw.*; do
+  [ -d "$old" ] || continue
+  pid=${old#results/.redraw.}; pid=${pid%%.*}
+  if ! [[ $pid =~ ^[0-9]+$ ]] || ! { kill -0 "$pid" 2> /dev/null || ps -p "$pid" > /dev/null 2>&1; }; then rm -rf "$old"; fi
+done
+NEW=$(mktemp -d "$PWD/results/.redraw.$$.XXXXXX")  # beside results/: the final moves are renames
+trap 'rm -rf "$NEW"' EXIT  # bash runs it on an error, Ctrl-C and SIGTERM too
 OUT=$NEW/figures THEORY=$NEW/theory
 mkdir -p "$OUT" "$THEORY"
 plot() { "$PY" plot.py "$@" --out "$OUT" >/dev/null; }
@@ -69,13 +76,13 @@ for module, name in ((alert_then_off, "alert_then_off"), (exploration, "explorat
     with open(f"results/theory/{name}.csv", newline="") as f:
         module.plot_figure(list(csv.DictReader(f)), f"{sys.argv[1]}/{name}.png")
 EOF
-# Every committed figure redrawn? Only then replace them, each by a rename.
+# Every committed figure redrawn? Only then replace them, each by a rename over the old file (none is removed
+# first), so that an interrupt at any moment leaves every committed figure in place, the old one or the new.
 missing=$(cd results && for f in figures/*.png theory/*.png; do [ -e "$NEW/$f" ] || echo "$f"; done)
 if [ -n "$missing" ]; then
   echo "figures.sh: error: not redrawn, so no figure was replaced: $(echo $missing)" >&2
   exit 1
 fi
-rm -f results/figures/*.png results/theory/*.png
-for f in "$OUT"/*.png; do mv "$f" results/figures/; done
-for f in "$THEORY"/*.png; do mv "$f" results/theory/; done
+for f in "$OUT"/*.png; do mv -f "$f" results/figures/; done
+for f in "$THEORY"/*.png; do mv -f "$f" results/theory/; done
 ls results/figures/*.png results/theory/*.png | wc -l | xargs echo "figures drawn:" >&2

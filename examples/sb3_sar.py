@@ -157,8 +157,8 @@ def parse_args(argv=None):
                    help="cap on a decision's duration in seconds (default: 0.05, at least 4 δ-steps)")
     p.add_argument("--plain", action="store_true", help="SB3 as is: one γ per decision, for comparison")
     p.add_argument("--eval-episodes", type=promises.within(int, 1, 10 ** 4), default=10)
-    p.add_argument("--out", default=None, help="folder for model.zip and delta_stats.npz "
-                                               "(default: runs/sb3_sar/<env>__<sar|plain>__s<seed>)")
+    p.add_argument("--out", default=None, help="folder for model.zip and delta_stats.npz (default: "
+                                               "runs/sb3_sar/<env>__<sar|plain>__dt<δ>[__maxt<max_t>]__s<seed>)")
 
     p.error = error
     args = p.parse_args(argv)
@@ -167,7 +167,11 @@ def parse_args(argv=None):
     except ValueError as e:  # "env_id: ..." or "dt: ..."
         name, message = str(e).split(": ", 1)
         error(f"--{name.replace('_', '-')}: {message}")
-    args.out = args.out or os.path.join("runs", "sb3_sar", f"{args.env_id}__{'plain' if args.plain else 'sar'}__s{args.seed}")
+    # the default folder names the task, δ, --max-t, --plain and the seed (as the training scripts' run names do), so
+    # that runs of other settings never meet in one folder
+    max_t = "" if args.max_t is None else f"__maxt{args.max_t:g}"
+    args.out = args.out or os.path.join("runs", "sb3_sar", f"{args.env_id}__{'plain' if args.plain else 'sar'}__"
+                                                           f"dt{args.dt:g}{max_t}__s{args.seed}")
     return args
 
 

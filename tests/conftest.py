@@ -1,4 +1,5 @@
-"""Fixtures the test files share: a finished tiny run (and a copy of it with its model.pt), one torch thread."""
+"""Fixtures the test files share: a finished tiny run (and a copy of it with its model.pt), one torch thread,
+the Stable-Baselines3 example (skipped without stable-baselines3)."""
 import os
 import shutil
 import warnings
@@ -35,3 +36,11 @@ def model_run(tiny_run, tmp_path):
     run = copy_of(tiny_run, tmp_path)
     shutil.copy(run / "checkpoint.pt", run / "model.pt")
     return run
+
+
+@pytest.fixture(scope="session")
+def sb3_sar():
+    """examples/sb3_sar.py, the Stable-Baselines3 recipe (stable-baselines3 from benchmark/requirements.txt)."""
+    pytest.importorskip("stable_baselines3", reason="pip install -r benchmark/requirements.txt (CI does)")
+    from examples import sb3_sar
+    return sb3_sar

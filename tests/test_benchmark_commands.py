@@ -5,6 +5,7 @@ across δ, the random policy's returns, speed). The walk of every run list's bad
 import csv
 import glob
 import os
+import shutil
 import subprocess
 import sys
 
@@ -208,3 +209,83 @@ def test_benchmark_bad_input_says_one_line_exits_2_and_writes_nothing(model_run,
 def test_speed_scripts_bad_input_says_one_line_and_exits_2(name, args, named):
     result = run_python(f"benchmark/{name}", *args, timeout=60)
     assert result.returncode == 2 and result.stderr.count("\n") == 1 and named in result.stderr, result.stderr
+
+
+def figures_sh_project(tmp_path, mv_calls_before_interrupt=0):
+    """A scratch project for benchmark/figures.sh: four committed figures and one theory figure (each b"old"),
+    a `python` whose first call "redraws" every one of them (b"new") and whose other calls draw nothing, and
+    an `mv` that, before each rename, logs every committed figure it cannot find (and, if asked, interrupts
+    figures.sh with SIGTERM at its n-th call). Returns (project, environment, log of missing figures)."""
+    project, bin_dir, log = tmp_path / "project", tmp_path / "bin", tmp_path / "missing.log"
+    (project / "benchmark").mkdir(parents=True)
+    shutil.copy(os.path.join(BENCHMARK, "figures.sh"), project / "benchmark")
+    committed = [f"results/figures/{n}.png" for n in "abcd"] + ["results/theory/t.png"]
+    for name in committed:
+        (project / name).parent.mkdir(parents=True, exist_ok=True)
+        (project / name).write_bytes(b"old")
+    bin_dir.mkdir()
+    (bin_dir / "python").write_text(
+        "#!/bin/sh\nprev=; out=\nfor a in \"$@\"; do [ \"$prev\" = --out ] && out=$a; prev=$a; done\n"
+        'case "$out" in */figures) new=$(dirname "$out")\n'
+        '  if [ ! -e "$new/drawn" ]; then for f in results/figures/*.png results/theory/*.png; do\n'
+        '    printf new > "$new/$(basename $(dirname $f))/$(basename $f)"; done; touch "$new/drawn"; fi;; esac\n')
+    (bin_dir / "mv").write_text(
+        "#!/bin/sh\n" + "".join(f'[ -e {name} ] || echo "{name} missing before mv $*" >> {log}\n' for name in committed)
+        + f'n=$(($(cat {tmp_path}/calls 2>/dev/null || echo 0) + 1)); echo $n > {tmp_path}/calls\n'
+        + (f'[ $n -eq {mv_calls_before_interrupt} ] && kill -TERM $PPID\n' if mv_calls_before_interrupt else "")
+        + f'exec {shutil.which("mv")} "$@"\n')
+    for tool in ("python", "mv"):
+        (bin_dir / tool).chmod(0o755)
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "PYTHON": "python"}
+    return project, env, log, committed
+
+
+@pytest.mark.parametrize("interrupt_at", [0, 2], ids=["completes", "interrupted"])
+def test_figures_sh_replaces_each_figure_by_a_rename_so_an_interrupt_leaves_every_one_old_or_new(tmp_path, interrupt_at):
+    project, env, log, committed = figures_sh_project(tmp_path, interrupt_at)
+    result = subprocess.run(["bash", str(project / "benchmark" / "figures.sh")], capture_output=True, text=True,
+                            env=env, timeout=60)
+    assert not log.exists(), log.read_text()  # at every rename every committed figure was there
+    contents = [(project / name).read_bytes() for name in committed]
+    assert set(contents) <= {b"old", b"new"}
+    if interrupt_at:
+        assert result.returncode != 0 and b"old" in contents and b"new" in contents
+    else:
+        assert result.returncode == 0 and set(contents) == {b"new"}, result.stderr
+    assert not list((project / "results").glob(".redraw.*"))  # its own folder removed on exit, interrupted or not
+
+
+def test_figures_sh_removes_the_redraw_folders_a_killed_run_left_and_keeps_a_running_ones(tmp_path):
+    project, env, log, committed = figures_sh_project(tmp_path)
+    gone_pid = subprocess.Popen(["true"])  # a process that has ended: its pid names a folder no process uses
+    gone_pid.wait()
+    stale = [project / "results" / f".redraw.{gone_pid.pid}.a1b2c3", project / "results" / ".redraw.Q1w2E3"]
+    live = project / "results" / f".redraw.{os.getpid()}.x9y8z7"  # this test's own pid: a redraw still running
+    for folder in stale + [live]:
+        (folder / "figures").mkdir(parents=True)
+        (folder / "figures" / "a.png").write_bytes(b"half")
+    result = subprocess.run(["bash", str(project / "benchmark" / "figures.sh")], capture_output=True, text=True,
+                            env=env, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert not any(folder.exists() for folder in stale) and live.exists()
+    assert sorted(p.name for p in (project / "results").glob(".redraw.*")) == [live.name]
+
+
+def test_run_sh_runs_a_crlf_command_list_with_the_carriage_returns_stripped(tmp_path):
+    out = tmp_path / "said"
+    result = run_sh(["1"], f"{sys.executable} -c \"import sys; open(sys.argv[1], 'w').write(repr(sys.argv[2:]))\" "
+                           f"{out} --log-dir runs\r\n\r\n")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert out.read_text() == "['--log-dir', 'runs']"  # not 'runs\r', a folder of its own
+
+
+def test_run_sh_shows_why_a_command_failed_and_discards_the_output_of_those_that_succeed():
+    # each text the commands print is joined at run time, so that the command lines run.sh echoes never hold it
+    chatter = f"{sys.executable} -c \"import sys; print('chat' + 'ter'); print('chat' + 'ter', file=sys.stderr)\""
+    failing = (f"{sys.executable} -c \"import sys; print('progress' + ' line'); print('earlier' + ' line', file=sys.stderr); "
+               "sys.exit('sar_ppo.py: error: --dt: ' + 'the reason it failed')\"")
+    result = run_sh(["2"], f"{chatter}\n{failing}\n")
+    assert result.returncode == 1 and "FAILED:" in result.stdout
+    said = result.stdout + result.stderr
+    assert "sar_ppo.py: error: --dt: the reason it failed" in said and "earlier line" in said
+    assert "chatter" not in said and "progress line" not in said

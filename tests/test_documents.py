@@ -5,11 +5,16 @@ section it links."""
 import itertools
 import os
 import re
+import shlex
 from pathlib import Path
 
 import pytest
 
+import figar_ppo
+import figar_trpo
 import plot
+import sar_ppo
+import sar_trpo
 from tests.helpers import ROOT
 
 
@@ -128,3 +133,56 @@ def replace_in(old, new, files=("README.md", "results/README.md")):
 def test_the_glance_check_finds_a_broken_table(edit, problem):
     texts = edit({f: Path(ROOT, f).read_text() for f in ("README.md", "results/README.md")})
     assert any(problem in p for p in glance_problems(texts["README.md"], texts["results/README.md"]))
+
+
+def test_tools_readme_lists_animate_with_its_command():
+    with open(os.path.join(ROOT, "tools", "README.md")) as f:
+        entries = f.read().split("\n- ")
+    animate_entry = [e for e in entries if e.startswith("`animate.py`")]
+    assert animate_entry and "`python tools/animate.py" in animate_entry[0]
+
+
+TRAINING_SCRIPTS = {"sar_ppo.py": sar_ppo, "figar_ppo.py": figar_ppo, "sar_trpo.py": sar_trpo, "figar_trpo.py": figar_trpo}
+
+
+def python_lines(path, section=None):
+    """The `python <script>` lines of a Markdown file's code blocks (of one section, if named), comments cut off."""
+    with open(os.path.join(ROOT, path)) as f:
+        text = f.read()
+    if section:
+        text = text[text.index(section):].split("\n## ")[0]
+    blocks = text.split("```")[1::2]
+    return [line.split("  #")[0].strip() for block in blocks for line in block.splitlines()
+            if line.startswith("python ") and " -m " not in line]
+
+
+def folder_of(line, sb3_sar):
+    """The folder a README command writes its run to, as its script parses its flags."""
+    argv = shlex.split(line)[1:]
+    if argv[0] == "examples/sb3_sar.py":
+        return os.path.normpath(sb3_sar.parse_args(argv[1:]).out)
+    args = TRAINING_SCRIPTS[argv[0]].parse_args(argv[1:])
+    return os.path.normpath(os.path.join(args.log_dir, args.run_name))
+
+
+def test_readme_commands_cover_every_learner_and_the_sb3_example_and_never_share_a_run_folder(sb3_sar):
+    lines = python_lines("README.md")
+    quickstart = python_lines("README.md", "## Quickstart")
+    assert any(line == "python sar_ppo.py" for line in quickstart)
+    assert any(line.startswith("python sar_ppo.py") and "--total-steps 100000" in line for line in quickstart)
+    assert any(line.startswith("python sar_trpo.py") for line in lines)
+    assert any(line.startswith("python sar_ppo.py") and "--a2c" in line for line in lines)
+    assert any(line.startswith("python examples/sb3_sar.py") for line in lines)
+    training = [line for line in lines if not line.startswith(("python benchmark/", "python tools/", "python plot"))]
+    folders = [folder_of(line, sb3_sar) for line in training]
+    assert len(set(folders)) == len(folders), list(zip(training, folders))  # typed in order, none is refused
+
+
+def test_the_reports_sb3_commands_never_share_a_folder_with_each_other_or_the_examples_default_run(sb3_sar):
+    report = python_lines("results/README.md", "## SAR in Stable-Baselines3")
+    assert len(report) == 3
+    # each row's second seed and SB3 as is (--plain), as the report says to run them, and the example's default run
+    lines = [variant for line in report for variant in (line, line.replace("--seed 1", "--seed 2"))]
+    lines += [line + " --plain" for line in lines] + ["python examples/sb3_sar.py"]
+    folders = [folder_of(line, sb3_sar) for line in lines]
+    assert len(set(folders)) == len(folders), list(zip(lines, folders))

@@ -414,3 +414,47 @@ def test_plot_ratios_give_each_method_its_lowest_over_largest_dt_return_and_the_
     row = capsys.readouterr().out.splitlines()[2]
     assert row == "| InvertedPendulum-v5 | 2 / 40 | 0.99, unclear | 0.57, invariant | 0.08, not |"  # 400 inside 700 ± 2541
     assert plot.invariance_verdict([1000.0, 999.9999999999], [1000.0000000001, 1000.0]) == "invariant"
+
+
+def test_plot_says_in_one_note_per_group_which_runs_of_another_budget_it_left_out_and_why(tmp_path, capsys):
+    for seed, rows in ((1, 10), (2, 10), (3, 4)):
+        fake_run(tmp_path, f"sar__s{seed}", 100.0, seed=seed, rows=rows)
+    for seed, rows in ((1, 10), (2, 20), (3, 20)):
+        fake_run(tmp_path, f"figar__s{seed}", 50.0, method="FiGAR-C-PPO", seed=seed, rows=rows)
+    assert plot.main([str(tmp_path), "--summary"]) == 0
+    err = capsys.readouterr().err
+    lines = err.splitlines()
+    assert len(lines) == 2 and "warning" not in err, err  # one line per group, not a warning
+    sar = next(line for line in lines if "SAR-PPO" in line)
+    figar = next(line for line in lines if "FiGAR-C-PPO" in line)
+    assert sar.startswith("note: ") and "sar__s3 (400 decisions)" in sar and "1,000" in sar and "never averaged" in sar
+    assert "figar__s1 (1,000 decisions)" in figar and "2,000" in figar and "--max-steps 1000" in figar
+
+
+def test_plot_keeps_one_of_two_folders_of_the_same_seed_and_says_why_without_claiming_more_decisions(tmp_path, capsys):
+    fake_run(tmp_path, "a__s1", 100.0)
+    fake_run(tmp_path, "b__s1", 100.0)  # a copy of the same seed, as many decisions
+    fake_run(tmp_path, "c__s2", 100.0, seed=2, rows=10)
+    fake_run(tmp_path, "d__s2", 100.0, seed=2, rows=12)
+    assert plot.main([str(tmp_path), "--summary"]) == 0
+    lines = capsys.readouterr().err.splitlines()
+    same = next(line for line in lines if "a__s1" in line)
+    longer = next(line for line in lines if "c__s2" in line)
+    assert "more decisions" not in same and "both have 1,000 decisions" in same and "keeping" in same
+    assert "keeping" in longer and "d__s2" in longer.split("keeping")[1] and "1,200" in longer
+
+
+def test_plot_says_which_figures_of_out_it_did_not_draw_and_leaves_them_as_they_were(tmp_path, capsys):
+    for env_id in ("InvertedPendulum-v5", "Hopper-v5"):
+        fake_run(tmp_path / "runs", f"{env_id}__sar__s1", 100.0, env_id=env_id)
+    out = tmp_path / "figs"
+    assert plot.main([str(tmp_path / "runs"), "--out", str(out), "--kinds", "bars"]) == 0
+    first = sorted(p.name for p in out.iterdir())
+    assert len(first) == 2 and "did not draw" not in capsys.readouterr().out
+    assert plot.main([str(tmp_path / "runs"), "--out", str(out), "--kinds", "bars", "--only", "InvertedPendulum"]) == 0
+    printed = capsys.readouterr().out
+    wrote = [line.split("wrote ", 1)[1] for line in printed.splitlines() if line.startswith("wrote ")]
+    older = [line for line in printed.splitlines() if "did not draw" in line]
+    assert [os.path.basename(p) for p in wrote] == ["InvertedPendulum-v5_deterministic_final_return.png"]
+    assert len(older) == 1 and "Hopper-v5_deterministic_final_return.png" in older[0] and "InvertedPendulum" not in older[0]
+    assert sorted(p.name for p in out.iterdir()) == first  # an earlier call's figure is named, not deleted

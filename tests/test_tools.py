@@ -13,7 +13,7 @@ import torch
 from PIL import Image
 
 from benchmark import same_policy_across_dt
-from tests.helpers import TINY, copy_of, damaged, exits_2_with_one_line, rendering_unavailable, run_python, train
+from tests.helpers import ROOT, TINY, copy_of, damaged, exits_2_with_one_line, rendering_unavailable, run_python, train
 from tools import animate, check_reproducible, evaluate, grid_hours, status
 
 
@@ -172,3 +172,57 @@ def test_rollout_tools_refuse_a_run_trained_under_noise_or_a_hold_penalty(model_
         err = capsys.readouterr().err
         assert exit_info.value.code == 2 and err.count("\n") == 1 and ("noise" in err or "hold-penalty" in err)
     assert not (model_run / "x.gif").exists()
+
+
+RUNS_1M = os.path.join(ROOT, "results", "runs_1m")
+
+
+@pytest.mark.parametrize("folder,file,source,named", [
+    ("Hopper-v5__sar__dt0.008__s1", "checkpoint.pt", "Hopper-v5__figar__dt0.008__s1", "method"),  # another script's
+    ("Hopper-v5__sar__dt0.008__s1", "checkpoint.pt", "Hopper-v5__sar__dt0.008__s2", "seed"),
+    ("Hopper-v5__sar__dt0.008__s1", "checkpoint.pt", "Hopper-v5__sar__dt0.0005__s1", "dt"),
+    ("Hopper-v5__sar__dt0.008__s1", "model.pt", "Hopper-v5__figar__dt0.008__s1", "FiGAR-C"),
+    ("Hopper-v5__figar__dt0.008__s1", "model.pt", "Hopper-v5__sar__dt0.008__s1", "FiGAR-C-PPO"),
+    ("Hopper-v5__sar__dt0.008__s1", "model.pt", "Hopper-v5__ppo__dt0.008__s1", "repetition"),
+], ids=["figar-checkpoint-in-sar", "other-seed", "other-dt", "figar-model-in-sar", "sar-model-in-figar",
+        "plain-model-in-sar"])
+def test_evaluate_refuses_a_checkpoint_or_model_of_another_run_than_config_json_in_one_line(
+        tmp_path, capsys, folder, file, source, named):
+    run = tmp_path / folder
+    run.mkdir()
+    for name in ("config.json", "progress.csv"):
+        shutil.copy(os.path.join(RUNS_1M, folder, name), run)
+    shutil.copy(os.path.join(RUNS_1M, source, file), run)  # dropped in from another run folder
+    exits_2_with_one_line(lambda: evaluate.main([str(run), "--episodes", "1"]), named, capsys)
+
+
+@pytest.mark.parametrize("file", ["checkpoint.pt", "model.pt"])
+def test_evaluate_reads_a_runs_own_checkpoint_or_model(tmp_path, capsys, file):
+    run = tmp_path / "run"
+    run.mkdir()
+    for name in ("config.json", "progress.csv", file):
+        shutil.copy(os.path.join(RUNS_1M, "Hopper-v5__figar__dt0.008__s1", name), run)
+    evaluate.main([str(run), "--episodes", "1"])
+    assert "FiGAR-C-PPO on Hopper-v5 at δ = 0.008 s (deterministic): mean return" in capsys.readouterr().out
+
+
+def test_animate_renders_a_run_from_its_checkpoint_when_it_has_no_model_and_makes_the_out_folder(tiny_run, tmp_path,
+                                                                                                  capsys):
+    reason = rendering_unavailable()
+    if reason:
+        pytest.skip(reason)
+    run = copy_of(tiny_run, tmp_path)  # trained without --save-model: config.json, progress.csv, checkpoint.pt
+    assert not (run / "model.pt").exists()
+    out = tmp_path / "new" / "folder" / "a.gif"
+    animate.main(["--run", str(run), "--max-frames", "3", "--width", "64", "--height", "64", "--out", str(out)])
+    assert out.is_file() and f"{out}: 3 frames" in capsys.readouterr().out
+
+
+def test_animate_says_in_one_line_what_to_do_for_a_run_with_neither_model_nor_checkpoint(tiny_run, tmp_path, capsys):
+    run = copy_of(tiny_run, tmp_path, checkpoint=False)  # a committed run in a clone: config.json and progress.csv
+    with pytest.raises(SystemExit) as exit_info:
+        animate.main(["--run", str(run), "--out", str(tmp_path / "a.gif")])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and err.count("\n") == 1, err
+    assert "neither model.pt nor checkpoint.pt" in err and "--save-model" in err and "Error" not in err, err
+    assert not (tmp_path / "a.gif").exists()

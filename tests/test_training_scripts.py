@@ -156,14 +156,15 @@ def test_every_training_script_carries_the_same_wrapper_and_agent_text():
 
 
 # The appendix of run bookkeeping, from its opening line to the end of the script, is one text copied into every
-# training script. These lines of it differ between the learners, each for the reason given; within a learner
-# they are the same. Any other difference is a copy gone astray: make the same change in every script.
-LEARNER_OF = {"sar_ppo.py": "PPO", "figar_ppo.py": "PPO", "arp_ppo.py": "PPO", "sar_trpo.py": "TRPO",
-              "figar_trpo.py": "TRPO"}
+# training script. These lines of it differ between the scripts' families (the scripts with the same flags),
+# each for the reason given; within a family they are the same. Any other difference is a copy gone astray:
+# make the same change in every script.
+FAMILY_OF = {"sar_ppo.py": "PPO", "figar_ppo.py": "PPO", "arp_ppo.py": "ARP-PPO", "sar_trpo.py": "TRPO",
+             "figar_trpo.py": "TRPO"}
 APPENDIX = "# ================================================================ Appendix"
 APPENDIX_LINES_OF_THEIR_OWN = {
-    "FLAGS_ADDED_LATER = ": "the flags a learner gained after its first committed runs, with the value they had"
-                            " before (PPO: --a2c, --init-logstd; TRPO came after them)",
+    "FLAGS_ADDED_LATER = ": "the flags a family gained after its first committed runs, with the value those runs had"
+                            " (PPO: --a2c, --init-logstd, --sb3-u-init; ARP-PPO: the first two; TRPO: --sb2-logstd)",
     "train anew under another --run-name with smaller steps": "a diverged run names its learner's step-size flags",
 }
 
@@ -176,19 +177,19 @@ def appendix(script):
 
 def test_the_training_scripts_carry_the_same_appendix_but_for_the_lines_named_here():
     shared, own = {}, {}
-    for script in LEARNER_OF:
+    for script in FAMILY_OF:
         lines = appendix(script)
         for start in APPENDIX_LINES_OF_THEIR_OWN:
             at = [i for i, line in enumerate(lines) if start in line]
             assert len(at) == 1, f"{script}: {len(at)} appendix lines hold {start!r}, where the test names one"
             own[script, start], lines[at[0]] = lines[at[0]], f"<the line of its own holding {start!r}>"
         shared[script] = lines
-    first, *others = LEARNER_OF
+    first, *others = FAMILY_OF
     for script in others:
         diff = difflib.unified_diff(shared[first], shared[script], first, script, lineterm="", n=1)
         assert shared[script] == shared[first], "the appendices differ:\n" + "\n".join(diff)
     for start in APPENDIX_LINES_OF_THEIR_OWN:
-        by_learner = {learner: {own[s, start] for s in LEARNER_OF if LEARNER_OF[s] == learner}
-                      for learner in LEARNER_OF.values()}
-        assert all(len(texts) == 1 for texts in by_learner.values()), f"a learner's scripts differ: {by_learner}"
-        assert len({texts.pop() for texts in by_learner.values()}) > 1, f"{start!r}: the same everywhere, unlist it"
+        by_family = {family: {own[s, start] for s in FAMILY_OF if FAMILY_OF[s] == family}
+                     for family in FAMILY_OF.values()}
+        assert all(len(texts) == 1 for texts in by_family.values()), f"a family's scripts differ: {by_family}"
+        assert len({texts.pop() for texts in by_family.values()}) > 1, f"{start!r}: the same everywhere, unlist it"

@@ -336,14 +336,6 @@ def test_readme_snippet_to_use_sar_in_your_own_project_runs_as_written():
     assert 1 <= scope["info"]["w"] <= 4  # Pendulum-v1: δ = 0.05 s, max_t = 0.2 s
 
 
-@pytest.fixture(scope="module")
-def sb3_sar():
-    """examples/sb3_sar.py, the Stable-Baselines3 recipe (stable-baselines3 from benchmark/requirements.txt)."""
-    pytest.importorskip("stable_baselines3", reason="pip install -r benchmark/requirements.txt (CI does)")
-    from examples import sb3_sar
-    return sb3_sar
-
-
 def test_sb3_recipe_advantages_equal_compute_gae_with_gamma_dt_to_the_w(sb3_sar):
     from stable_baselines3 import PPO
     sar = sb3_sar.make_sar_env("Pendulum-v1", None, None)

@@ -3,10 +3,12 @@ decision marked and the length of the repetition in force shown (the picture at 
 
     python tools/animate.py      # Hopper at δ = 0.5 ms, 1M decisions → results/figures/hopper_sar_0.5ms.gif
 
-The run must be a plain SAR-PPO run saved with --save-model: its model.pt holds the agent, its input
-statistics and Δ's statistics, its config.json the env and flags. The policy acts with its mean
-action, every statistic frozen. A frame is rendered every --frame-s seconds of physical time (a
-multiple of δ) beneath the repetition, so frames fall inside repetitions as well as at their ends.
+The run must be a plain SAR-PPO run: its model.pt (from --save-model), or else its checkpoint.pt, holds
+the agent, its input statistics and Δ's statistics, its config.json the env and flags (a run folder with
+neither, as most committed runs in a clone, is refused in one line: train it again with --save-model).
+The GIF's directory is made if need be. The policy acts with its mean action, every statistic frozen. A
+frame is rendered every --frame-s seconds of physical time (a multiple of δ) beneath the repetition, so
+frames fall inside repetitions as well as at their ends.
 Drawn on each frame: the physical time, the decisions made so far and since the previous frame, the
 repetition in force (its length in ms and in δ-steps, known once the episode is over), and a strip of
 the last 0.5 s in which each decision is a block as long as its repetition, its start a black tick:
@@ -93,11 +95,16 @@ class RenderEvery(gym.Wrapper):
 
 
 def load(run):
-    """The run's config, its agent and the two sets of statistics from model.pt."""
+    """The run's config, its agent and the two sets of statistics from model.pt, or from checkpoint.pt (which holds
+    them too) when the run was trained without --save-model."""
+    saved = [os.path.join(run, n) for n in ("model.pt", "checkpoint.pt") if os.path.exists(os.path.join(run, n))]
+    if os.path.isdir(run) and not saved:  # a committed run in a clone keeps neither, except where a result needs it
+        fail(f"--run: {run} has neither model.pt nor checkpoint.pt (a clone keeps them only where a result needs them); "
+             "train it again with --save-model")
     try:
         with open(os.path.join(run, "config.json")) as f:
             config = json.load(f)
-        state = torch.load(os.path.join(run, "model.pt"), weights_only=True)
+        state = torch.load(saved[0], weights_only=True)
         plain = not config.get("no_repeat") and config.get("method") == "SAR-PPO" and "repetition_stats" in state
         for key in ("env_id", "dt", "gamma", "max_d", "max_t", "norm", "delta_dims", "norm_obs", "total_steps", "seed"):
             config[key]  # noqa: B018 - raises KeyError if missing
@@ -185,9 +192,11 @@ def draw(frames, decisions, dt, args, title):
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.error = fail
-    p.add_argument("--run", default=DEFAULTS["run"], help=f"an SAR-PPO run with model.pt (default {DEFAULTS['run']})")
+    p.add_argument("--run", default=DEFAULTS["run"],
+                   help=f"an SAR-PPO run with model.pt or checkpoint.pt (default {DEFAULTS['run']})")
     p.add_argument("--out", default=None,
-                   help=f"the GIF to write (default {COMMITTED}; required with any non-default flag)")
+                   help=f"the GIF file to write, its directory made if need be (default {COMMITTED}; required with any "
+                        "non-default flag)")
     p.add_argument("--frame-s", type=within(float, 0, 10, open_low=True), default=DEFAULTS["frame_s"],
                    help="physical seconds between frames, a multiple of the run's δ (default 0.05)")
     p.add_argument("--slow-motion", type=within(float, 0, 1000, open_low=True), default=DEFAULTS["slow_motion"],
@@ -211,9 +220,7 @@ def main(argv=None):
              "shorter than a GIF can show")
     if not args.out.endswith(".gif"):
         fail(f"--out: must end in .gif, got {args.out}")
-    if not os.path.isdir(os.path.dirname(os.path.abspath(args.out))):
-        fail(f"--out: directory {os.path.dirname(os.path.abspath(args.out))} does not exist")
-    promises.check_writable("--out", args.out)
+    promises.check_writable("--out", args.out)  # its folder is made when the GIF is written
     run = args.run if os.path.isabs(args.run) or os.path.isdir(args.run) else os.path.join(ROOT, args.run)
     config, state = load(run)
     dt = config["dt"]

@@ -6,7 +6,8 @@ the hold penalty, the repetition and its flags), by that script's own `make_deci
     python tools/evaluate.py runs/InvertedPendulum-v5__sar__dt0.002__s1 --episodes 10
 
 The run folder needs config.json and checkpoint.pt (every run has one) or model.pt (the smaller file
---save-model writes, which a clone's committed runs keep). Episode i
+--save-model writes, which a clone's committed runs keep). A file of another run than config.json describes
+(another method, env, δ, seed or flag) is refused, never evaluated under this run's method. Episode i
 starts from the env's seed --seed + 10,000 + i, as the scripts' --eval-every episodes do. Printed: each
 episode's return, then their mean. For the picture of a SAR-PPO episode,
 tools/animate.py renders one as a GIF.
@@ -38,6 +39,37 @@ def script_of(method):
         ("FiGAR" if method.startswith("FiGAR") else "", "TRPO" if "TRPO" in method else ""), sar_ppo)
 
 
+# What may differ between a run's saved config and its config.json (what --resume may change, and bookkeeping);
+# every other value names the run: its method, env, δ, seed and method flags.
+NOT_THE_RUN = {"total_steps", "eval_every", "eval_episodes", "log_dir", "run_name", "checkpoint_every", "save_model",
+               "resume", "threads", "code", "versions", "resumed_at_decision_steps"}
+MISSING = "(none)"
+
+
+def other_run(state, config):
+    """Why the saved state is of another run than config.json says (None if it is of this one). A checkpoint
+    holds its run's config: method, env and flags are compared with config.json's. A model.pt holds the agent and
+    its statistics only: what they show is compared (a repetition head, Δ's statistics, which the SAR scripts
+    keep and FiGAR-C's do not)."""
+    if isinstance(state.get("config"), dict):
+        made = state["config"]
+        names = ["method", "env_id", "dt", "seed"] + sorted((set(made) | set(config)) - NOT_THE_RUN)
+        for name in dict.fromkeys(names):
+            if made.get(name, MISSING) != config.get(name, MISSING):
+                return (f"its {name} is {made.get(name, MISSING)!r}, config.json's "
+                        f"{config.get(name, MISSING)!r}")
+        return None
+    method, repeat = config.get("method", ""), not config.get("no_repeat")
+    if repeat != ("repeat_logstd.weight" in state["agent"]):
+        return (f"its policy has {'no' if repeat else 'a'} repetition head, which a {config.get('method')} run "
+                f"{'has' if repeat else 'has not'}")
+    if method.startswith("FiGAR") and "repetition_stats" in state:
+        return f"it holds Δ statistics, which a {method} run has none of"
+    if not method.startswith("FiGAR") and "repetition_stats" not in state:
+        return f"it holds no Δ statistics, which every {method} run has: it is of a FiGAR-C run"
+    return None
+
+
 def load(run):
     """(script module, the run's flags as the script parsed them, the saved state), or one line and exit 2."""
     try:
@@ -52,10 +84,13 @@ def load(run):
         args = status.parsed(module, check_reproducible.command(config, 1, "LOG_DIR")[2:])  # checked as its script checks them
         vars(args).update({k: v for k, v in config.items() if k in vars(args)})  # the run's own budget and names too
         state["agent"], state["obs_rms"]  # noqa: B018 - raises KeyError if missing
+        why = other_run(state, config)
     except SystemExit:
         raise
     except Exception as e:  # noqa: BLE001 - missing, damaged or foreign files fail in many ways, each one line here
         fail(f"run: {run} has no readable config.json and model.pt ({type(e).__name__}: {e})")
+    if why:  # a file of another run dropped into this folder: evaluated under this one's method, it would mislead
+        fail(f"run: {path} is not of the run its config.json describes ({why}); evaluate the folder it came from")
     return module, args, state
 
 
