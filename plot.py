@@ -58,10 +58,10 @@ import matplotlib.pyplot as plt  # noqa: E402
 import matplotlib.ticker  # noqa: E402
 import numpy as np  # noqa: E402
 
+from tools import promises
+from tools.promises import fail, within  # bad input: one line, exit 2
+
 ROOT = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(ROOT, "benchmark"))
-import promises  # noqa: E402
-from promises import fail, within  # noqa: E402 - bad input: one line, exit 2
 RANDOM_RETURNS = os.path.join(ROOT, "results", "random_returns.csv")
 # Two-sided 95% Student t quantiles t(0.975, df), df = 1..30; beyond that 1.96 is within 2%.
 T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,

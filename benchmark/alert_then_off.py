@@ -31,20 +31,19 @@ import sys
 
 import numpy as np
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
-import envs  # noqa: E402
-import figar_ppo  # noqa: E402
-import plot  # noqa: E402
-import sar_ppo  # noqa: E402
-import promises  # noqa: E402
-from pg_variance import plt, total_variance  # noqa: E402
-from promises import fail, save_figure, within  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the project's folder
+import envs
+import figar_ppo
+import plot
+import sar_ppo
+from benchmark.pg_variance import plt, total_variance
+from tools import ROOT, promises
+from tools.promises import fail, save_figure, within
 
 COLUMNS = ["method", "x", "dt", "episodes", "total_variance", "ci95", "decisions_mean"]
 XS = (0.2, 0.1, 0.05, 0.02, 0.01, 0.005)
 NU = 1e6  # "ν → ∞": never paid by these policies (checked)
-COMMITTED = os.path.join(os.path.dirname(HERE), "results", "theory", "alert_then_off.csv")
+COMMITTED = os.path.join(ROOT, "results", "theory", "alert_then_off.csv")
 
 
 def parse_args(argv=None):

@@ -21,18 +21,16 @@ import sys
 
 import numpy as np
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.dirname(HERE))
-import plot  # noqa: E402
-import promises  # noqa: E402
-from plot import plt  # noqa: E402 - matplotlib without a display, as plot.py sets it
-from promises import fail, save_figure, within  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the project's folder
+import plot
+from plot import plt  # matplotlib without a display, as plot.py sets it
+from tools import ROOT, promises
+from tools.promises import fail, save_figure, within
 
 COLUMNS = ["hold_s", "dt", "N", "decisions", "p_exact", "log10_p_exact", "p_normal", "p_monte_carlo", "walks"]
 DTS = (0.5, 0.2, 0.1, 0.05, 0.02, 0.01, 5e-3, 2e-3, 1e-3, 5e-4, 2e-4, 1e-4)
 HOLDS = (0.0, 0.05, 0.4)  # 0: a fresh action every δ; 0.05 s: the scripts' t_max
-COMMITTED = os.path.join(os.path.dirname(HERE), "results", "theory", "exploration.csv")
+COMMITTED = os.path.join(ROOT, "results", "theory", "exploration.csv")
 
 
 def parse_args(argv=None):

@@ -28,24 +28,25 @@ plot() { "$PY" plot.py "$@" --out "$OUT" >/dev/null; }
 
 # Fig. 3 on the eight tasks, deterministic: the grid (two figures of four tasks) and the normalised final returns
 plot results/runs --only __{sar,figar,ppo}__dt{0.0005,0.001,0.002,0.008,0.01,0.02,0.04,0.05}__s --kinds grid normalised
-# Fig. 3's TRPO row (fig_trpo.sh): the grid, the normalised final returns and each task's curves and bars
+# Fig. 3's TRPO row (fig3_trpo.sh): the grid, the normalised final returns and each task's curves and bars
 TRPO=(__{sar-trpo,figar-trpo,trpo}__dt{0.0005,0.001,0.002,0.008,0.01,0.02,0.04,0.05}__s)
 plot results/runs --only "${TRPO[@]}" --kinds grid normalised curves durations bars --prefix trpo_
-# The A2C appendix (fig_a2c.sh): the grid, the normalised final returns and each task's bars, four tasks
+# The A2C appendix (appD_a2c.sh): the grid, the normalised final returns and each task's bars, four tasks
 A2C=(__{sar-a2c,figar-a2c,a2c}__dt{0.0005,0.002,0.008,0.04,0.05}__s)
 plot results/runs --only "${A2C[@]}" --kinds grid normalised bars --prefix a2c_
 # δ-invariance, one figure per task: InvertedPendulum, InvertedDoublePendulum, Hopper (500k), against decisions and physical time
 ONE_TASK=({InvertedPendulum,InvertedDoublePendulum,Hopper}-v5__{sar,figar,ppo}__dt{0.0005,0.002,0.008,0.01,0.04,0.05}__s)
 plot results/runs --only "${ONE_TASK[@]}" --kinds curves durations bars
 plot results/runs --only "${ONE_TASK[@]}" --kinds curves --x physical_time_s
-# Fig. 5: SAR-PPO vs FiGAR-C-PPO under the three stochastic settings at δ_lowest: InvertedPendulum (fig_stochastic.sh)
+# Fig. 5: SAR-PPO vs FiGAR-C-PPO under the three stochastic settings at δ_lowest: InvertedPendulum
+# (fig5_stochastic_inverted_pendulum.sh)
 plot results/runs --only InvertedPendulum-v5__{sar,figar}__dt0.002__{action,ext-force,ext-force-perceptible}__s --kinds fig5
-# ... and the seven other tasks (fig_stochastic_seven_tasks.sh; δ_lowest: Hopper, Walker2d 0.5 ms, Reacher 1 ms,
+# ... and the seven other tasks (fig5_stochastic_seven_tasks.sh; δ_lowest: Hopper, Walker2d 0.5 ms, Reacher 1 ms,
 # the others 2 ms)
 plot results/runs --only {InvertedDoublePendulum,Hopper,Walker2d,HalfCheetah,Reacher,Swimmer,Ant}-v5__{sar,figar}__dt{0.0005,0.001,0.002}__{action,ext-force,ext-force-perceptible}__s --kinds fig5
 # ... and InvertedPendulum's mean action durations under each of them
 plot results/runs --only InvertedPendulum-v5__{sar,figar}__dt0.002__{action,ext-force,ext-force-perceptible}__s --kinds durations
-# Fig. 5 with TRPO (fig_stochastic_trpo.sh; δ_lowest: Hopper 0.5 ms, the pendulums 2 ms)
+# Fig. 5 with TRPO (appD_stochastic_trpo.sh; δ_lowest: Hopper 0.5 ms, the pendulums 2 ms)
 plot results/runs --only {InvertedPendulum,InvertedDoublePendulum,Hopper}-v5__{sar-trpo,figar-trpo}__dt{0.0005,0.002}__{action,ext-force,ext-force-perceptible}__s --kinds fig5 --prefix trpo_
 # InvertedPendulum at 100k decisions (the first 100,352 of the 200k runs), deterministic and under external forces
 plot results/runs --max-steps 100352 --only InvertedPendulum-v5__{sar,figar,ppo}__dt0.002__s InvertedPendulum-v5__{sar,figar}__dt0.002__ext-force__s \
@@ -70,8 +71,7 @@ done
   --figure "$THEORY/pg_variance_8_policies.png"   # the paper's 8 policies, 5 tasks
 "$PY" - "$THEORY" <<'EOF'
 import csv, sys
-sys.path.insert(0, "benchmark")
-import alert_then_off, exploration
+from benchmark import alert_then_off, exploration
 for module, name in ((alert_then_off, "alert_then_off"), (exploration, "exploration")):
     with open(f"results/theory/{name}.csv", newline="") as f:
         module.plot_figure(list(csv.DictReader(f)), f"{sys.argv[1]}/{name}.png")

@@ -60,16 +60,15 @@ import numpy as np
 import torch
 from gymnasium.wrappers.utils import RunningMeanStd
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
-import envs  # noqa: E402
-import plot  # noqa: E402
-import sar_ppo  # noqa: E402
-import promises  # noqa: E402
-from promises import fail, save_figure, within  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the project's folder
+import envs
+import plot
+import sar_ppo
+from tools import ROOT, promises
+from tools.promises import fail, save_figure, within
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
 
 METHODS = ("VPG", "SAR-VPG", "PPO", "SAR-PPO")
 COLUMNS = ["env_id", "dt", "method", "policy_seed", "total_variance", "trajectories", "decisions_mean",

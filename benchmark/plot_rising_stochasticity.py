@@ -1,6 +1,6 @@
 """App. E, rising stochasticity: final return and the learned normalised duration (FiGAR-C-PPO: t/t_max)
 or radius (SAR-PPO: d/d_max) against p_ext, the probability of an external force per decision, on
-InvertedPendulum-v5 at δ_lowest (the runs of benchmark/fig_rising_stochasticity.sh). The paper's claim:
+InvertedPendulum-v5 at δ_lowest (the runs of benchmark/appE_rising_stochasticity.sh). The paper's claim:
 FiGAR-C's durations shrink as p_ext grows, SAR's radii do not. Each value is a run's mean over the last
 10% of its decisions; the mean over seeds, whiskers the seeds' min–max, seeds as dots. FiGAR-C's duration is
 the realised one (⌈t/δ⌉ δ-steps, cut short at an episode's end), logged as action_duration_mean_s.
@@ -13,12 +13,11 @@ import sys
 
 import numpy as np
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
-import plot  # noqa: E402
-import promises  # noqa: E402
-from plot import plt  # noqa: E402
-from promises import check_folder, fail, save_figure  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the project's folder
+import plot
+from plot import plt
+from tools import promises
+from tools.promises import check_folder, fail, save_figure
 
 NORMALISED = {"SAR-PPO": ("safe_radius_mean", "max_d", "d / d_max"),
               "FiGAR-C-PPO": ("action_duration_mean_s", "max_t", "t / t_max")}

@@ -18,11 +18,10 @@ import numpy as np
 import torch
 import torch.nn as nn
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-import envs  # noqa: E402
-import sar_ppo  # noqa: E402
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import promises  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the project's folder
+import envs
+import sar_ppo
+from tools import promises
 
 torch.set_num_threads(1)
 

@@ -14,11 +14,10 @@ import sys
 
 import numpy as np
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
-import envs  # noqa: E402
-import promises  # noqa: E402
-from promises import fail, within  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the project's folder
+import envs
+from tools import ROOT, promises
+from tools.promises import fail, within
 
 COLUMNS = ["env_id", "dt", "episodes", "seed", "return_mean", "return_std", "return_min", "return_max"]
 DEFAULT_OUT = os.path.join(ROOT, "results", "random_returns.csv")

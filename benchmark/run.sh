@@ -5,7 +5,7 @@
 # fails is shown with the last lines it wrote to stderr (its error), below its FAILED line.
 # Exits 1 when any command failed, so that a figure script draws no figure after it. Each line reaches
 # the shell as written, quotes and all: xargs gets it as one NUL-ended item, `sh -c` evaluates it.
-#   bash benchmark/run.sh 2 < <(bash benchmark/ip_sar_vs_ppo.sh --list)
+#   bash benchmark/run.sh 2 < <(bash benchmark/early_ip_sar_vs_ppo.sh --list)
 set -euo pipefail
 if [ $# -gt 1 ]; then  # a figure script passes its own arguments: [workers], or --list which it handles itself
   echo "run.sh: error: takes one argument, the number of workers (or --list for the commands), got '$*'" >&2

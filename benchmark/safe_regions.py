@@ -22,14 +22,13 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
-import envs  # noqa: E402
-import sar_ppo  # noqa: E402
-import plot  # noqa: E402
-import promises  # noqa: E402
-from plot import plt  # noqa: E402
-from promises import brief, check_folder, fail, save_figure, within  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the project's folder
+import envs
+import plot
+import sar_ppo
+from plot import plt
+from tools import promises
+from tools.promises import brief, check_folder, fail, save_figure, within
 
 # Gymnasium's names of the observation dims, for the axes; other tasks: "observation dim k"
 OBS_NAMES = {"InvertedPendulum-v5": ["cart position (m)", "pole angle (rad)", "cart velocity (m/s)",

@@ -22,14 +22,13 @@ import numpy as np
 import torch
 from gymnasium.wrappers.utils import RunningMeanStd
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
-import envs  # noqa: E402
-import sar_ppo  # noqa: E402
-import promises  # noqa: E402
-from promises import brief, within  # noqa: E402
-import check_reproducible  # noqa: E402 - a run's flags from its config.json
-import status  # noqa: E402 - a training script's own parsing of its flags
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the project's folder
+import envs
+import sar_ppo
+from tools import check_reproducible  # a run's flags from its config.json
+from tools import promises
+from tools import status  # a training script's own parsing of its flags
+from tools.promises import brief, within
 
 
 def measure(env_id, dt, agent, state, args):
@@ -91,7 +90,7 @@ def main(argv=None):
                              or config.get("delta_dims") or config.get("norm") != "l1")
             if config.get("noise") or config.get("hold_penalty"):  # this tool rolls out the plain task only
                 sar_ppo.fail(f"--model: {args.model} was trained under --noise or --hold-penalty; this tool rolls "
-                             f"out the plain task only (benchmark/evaluate.py rolls out a run in its own setting)")
+                             f"out the plain task only (tools/evaluate.py rolls out a run in its own setting)")
         except Exception as e:  # noqa: BLE001 - a missing, torn or foreign file: OS, zip, unpickling, JSON errors alike
             sar_ppo.fail(f"--model: {args.model} with its config.json is unreadable ({brief(e)})")
         if not plain_sar or not isinstance(state, dict) or "repetition_stats" not in state:

@@ -4,7 +4,7 @@
 #   sbatch --array=1-N [options] benchmark/slurm.sh LIST
 #
 # LIST is a figure script (benchmark/*.sh; each task reads its --list) or a file of commands, one per line
-# (`bash benchmark/fig_five_tasks.sh --list > commands.txt`), which fixes the list at submission.
+# (`bash benchmark/fig3_ppo_five_tasks.sh --list > commands.txt`), which fixes the list at submission.
 # N is its number of commands (`wc -l < commands.txt`). Submit from the project's folder: the tasks run
 # in sbatch's working directory, where the commands' `python sar_ppo.py ...` and --log-dir are relative.
 #
@@ -17,7 +17,7 @@
 # 10-150 min per run on a shared 2-core machine, longest at the lowest δ. `%100` caps the running tasks.
 # Every command carries --resume and by default a checkpoint follows every update, so a task cut off by
 # --time, scancel or a node failure continues where it stopped when the same array is submitted again;
-# a finished run only says so. `python benchmark/status.py < commands.txt` tells which runs are left.
+# a finished run only says so. `python tools/status.py < commands.txt` tells which runs are left.
 #SBATCH --job-name=sar
 #SBATCH --cpus-per-task=1
 #SBATCH --mem=2G

@@ -29,13 +29,11 @@ import mujoco
 import numpy as np
 import torch
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
-sys.path.insert(0, ROOT)
-import envs  # noqa: E402
-import sar_ppo  # noqa: E402
-import promises  # noqa: E402 - beside this script
-from promises import fail, within  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the project's folder
+import envs
+import sar_ppo
+from tools import ROOT, promises
+from tools.promises import fail, within
 
 SB3_SCRIPT = """
 import sys, time, torch, gymnasium as gym

@@ -26,11 +26,10 @@ from stable_baselines3.common.buffers import RolloutBuffer
 from stable_baselines3.common.callbacks import BaseCallback, CallbackList
 from stable_baselines3.common.logger import Logger
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "benchmark"))
-import envs  # noqa: E402
-import promises  # noqa: E402 - the project's commands' promises: one-line errors, whole files
-from sar_ppo import SafeActionRepetition, compute_gae  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the project's folder
+import envs
+from sar_ppo import SafeActionRepetition, compute_gae
+from tools import promises  # the project's commands' promises: one-line errors, whole files
 
 # Pendulum-v1: RL Baselines3 Zoo's PPO settings (one env, so twice its n_steps). Others: SB3's defaults.
 PPO_SETTINGS = {"Pendulum-v1": dict(n_steps=2048, gae_lambda=0.95, ent_coef=0.0, learning_rate=1e-3,

@@ -11,19 +11,10 @@ import pytest
 import torch
 from torch.distributions import MultivariateNormal, Normal
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
-import arp_ppo  # noqa: E402 - a top-level script
+import arp_ppo
+from tests.helpers import ROOT, train
 
 TIMINGS = {"wall_time_s", "decisions_per_s", "env_steps_per_s"}
-
-
-def train(script, log_dir, *flags, name="run", check=True):
-    cmd = [sys.executable, os.path.join(ROOT, script), "--log-dir", str(log_dir), "--run-name", name, *flags]
-    result = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
-    if check:
-        assert result.returncode == 0, result.stderr[-2000:]
-    return result
 
 
 def rows(log_dir, name="run", timings=True):
@@ -171,7 +162,7 @@ def test_evaluate_reads_an_arp_run_and_its_model(tmp_path):
     fast = ["--total-steps", "512", "--num-steps", "256", "--update-epochs", "1", "--minibatch-size", "128"]
     train("arp_ppo.py", tmp_path, *fast, "--save-model")
     for model in ("model.pt", "checkpoint.pt"):
-        result = subprocess.run([sys.executable, os.path.join(ROOT, "benchmark", "evaluate.py"), str(tmp_path / "run"),
+        result = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "evaluate.py"), str(tmp_path / "run"),
                                  "--episodes", "1"], capture_output=True, text=True, timeout=120)
         assert result.returncode == 0 and "ARP-PPO on InvertedPendulum-v5" in result.stdout, result.stderr
         (tmp_path / "run" / model).unlink()  # then the checkpoint alone

@@ -1,14 +1,9 @@
 """The authors' log-std heads, as flags that measure them: --sb2-logstd (their TRPO) and --sb3-u-init (their A2C)."""
-import os
-import sys
-
 import pytest
 import torch
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
-import sar_ppo  # noqa: E402 - a top-level script
-import sar_trpo  # noqa: E402
+import sar_ppo
+import sar_trpo
 
 
 def test_sb2_gives_plain_trpos_last_task_dim_a_state_dependent_log_std_of_gain_1_and_bias_0():

@@ -2,14 +2,11 @@
 overlaid, against physical time or training time."""
 import json
 import os
-import sys
 
 import numpy as np
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
-import plot  # noqa: E402 - a top-level script
-import sar_ppo  # noqa: E402
+import plot
+import sar_ppo
 
 TASKS = ["InvertedPendulum-v5", "Hopper-v5", "Walker2d-v5", "Reacher-v5", "Swimmer-v5"]
 METHODS = ["SAR-PPO", "PPO", "PPO (scaled)", "ARP-PPO", "ARP-PPO (scaled)"]

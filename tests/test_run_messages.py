@@ -10,10 +10,9 @@ import numpy as np
 import pytest
 import torch
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
-import envs  # noqa: E402 - a top-level module
-import sar_ppo  # noqa: E402
+import envs
+import sar_ppo
+from tests.helpers import ROOT
 
 SCRIPTS = ["sar_ppo.py", "figar_ppo.py", "sar_trpo.py", "figar_trpo.py", "arp_ppo.py"]
 TINY = {"sar_trpo.py": ["--num-steps", "256", "--vf-minibatch-size", "128"],

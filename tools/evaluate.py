@@ -3,14 +3,14 @@ statistic frozen, the env built exactly as the run's training script builds it (
 the hold penalty, the repetition and its flags), by that script's own `make_decision_env` and `evaluate`.
 
     python sar_ppo.py --total-steps 100000                          # any training script
-    python benchmark/evaluate.py runs/InvertedPendulum-v5__sar__dt0.002__s1 --episodes 10
+    python tools/evaluate.py runs/InvertedPendulum-v5__sar__dt0.002__s1 --episodes 10
 
 The run folder needs config.json and checkpoint.pt (every run has one) or model.pt (the smaller file
 --save-model writes, which a clone's committed runs keep). A file of another run than config.json describes
 (another method, env, δ, seed or flag) is refused, never evaluated under this run's method. Episode i
 starts from the env's seed --seed + 10,000 + i, as the scripts' --eval-every episodes do. Printed: each
 episode's return, then their mean. For the picture of a SAR-PPO episode,
-benchmark/animate.py renders one as a GIF.
+tools/animate.py renders one as a GIF.
 """
 import argparse
 import json
@@ -28,10 +28,10 @@ import figar_ppo  # noqa: E402
 import figar_trpo  # noqa: E402
 import sar_ppo  # noqa: E402
 import sar_trpo  # noqa: E402
-import promises  # noqa: E402
-from promises import fail, within  # noqa: E402
-import check_reproducible  # noqa: E402 - a run's flags from its config.json
-import status  # noqa: E402 - a training script's own parsing of its flags
+from tools import promises  # noqa: E402
+from tools.promises import fail, within  # noqa: E402
+from tools import check_reproducible  # noqa: E402 - a run's flags from its config.json
+from tools import status  # noqa: E402 - a training script's own parsing of its flags
 
 
 def script_of(method):

@@ -1,7 +1,7 @@
 """How long a list of training commands takes, from the wall times of the committed runs: the CPU-hours
 of a figure script's --list (the paper's whole grid: benchmark/full_grid.sh), and the hours on N cores.
 
-    bash benchmark/full_grid.sh --list | python benchmark/grid_hours.py --cores 16
+    bash benchmark/full_grid.sh --list | python tools/grid_hours.py --cores 16
 
 Each command's time is its --total-steps times the seconds per decision of the committed runs (results/runs,
 results/runs_1m) of the same task, method, δ and setting, averaged over their seeds. A command with no such
@@ -19,10 +19,10 @@ import signal
 import sys
 from collections import defaultdict
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
-from promises import fail, within  # noqa: E402 - beside this script
-from status import training_args  # noqa: E402 - a training command's flags, as its script parses them
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the project's folder
+from tools import ROOT
+from tools.promises import fail, within
+from tools.status import training_args  # a training command's flags, as its script parses them
 
 
 def measured(folders):

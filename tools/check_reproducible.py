@@ -2,7 +2,7 @@
 of progress.csv with the committed ones (all columns but the three timings). Run it before committing a
 change to a training script or envs.py: committed results must stay reproducible from HEAD.
 
-    python benchmark/check_reproducible.py results/runs/InvertedPendulum-v5__sar__dt0.002__action__s1 --updates 3
+    python tools/check_reproducible.py results/runs/InvertedPendulum-v5__sar__dt0.002__action__s1 --updates 3
 """
 import argparse
 import csv
@@ -12,11 +12,9 @@ import subprocess
 import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, HERE)
-import promises  # noqa: E402 - beside this script
-from promises import brief, fail, within  # noqa: E402
-import status  # noqa: E402 - a training script's own parsing of its flags
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the project's folder
+from tools import ROOT, promises, status  # status: a training script's own parsing of its flags
+from tools.promises import brief, fail, within
 
 TIMINGS = {"wall_time_s", "decisions_per_s", "env_steps_per_s"}
 NOT_FLAGS = {"method", "dt0", "gamma_dt", "learning_rate_used", "resumed_at_decision_steps", "versions", "resume",
@@ -36,7 +34,7 @@ def command(config, updates, log_dir):
             continue
         text = ",".join(map(str, value)) if isinstance(value, list) else str(value)  # --delta-dims 2,3
         flags += [flag] if value is True else [f"--no-{flag[2:]}"] if value is False else [flag, text]
-    return [sys.executable, os.path.join(HERE, script), *flags, "--total-steps", str(updates * config["num_steps"]),
+    return [sys.executable, os.path.join(ROOT, script), *flags, "--total-steps", str(updates * config["num_steps"]),
             "--log-dir", log_dir, "--run-name", "check"]
 
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Issue 5's check that the speed work kept the results: SAR-PPO, InvertedPendulum-v5, δ_lowest, seed 1,
-# 100,000 decisions, with the current code (compare with results/runs/InvertedPendulum-v5__sar__dt0.002__s1).
+# An early run: the check that the speed work kept the results (benchmark/README.md, Performance): SAR-PPO,
+# InvertedPendulum-v5, δ_lowest, seed 1, 100,000 decisions, with the current code (compare with
+# results/runs/InvertedPendulum-v5__sar__dt0.002__s1).
 cd "$(dirname "$0")/.."
 commands() {
   echo "python sar_ppo.py --env-id InvertedPendulum-v5 --dt lowest --total-steps 100000 --seed 1 --log-dir results/speed_check --resume"

@@ -1,8 +1,8 @@
 """Which runs of a figure script are finished, unfinished, not started or made with other flags, running nothing.
 
-    bash benchmark/fig_five_tasks.sh --list | python benchmark/status.py        # counts, and the runs left
-    bash benchmark/fig_five_tasks.sh --list | python benchmark/status.py -v     # every run
-    bash benchmark/fig_five_tasks.sh --list | python benchmark/status.py --check  # exit 1 unless all finished
+    bash benchmark/fig3_ppo_five_tasks.sh --list | python tools/status.py        # counts, and the runs left
+    bash benchmark/fig3_ppo_five_tasks.sh --list | python tools/status.py -v     # every run
+    bash benchmark/fig3_ppo_five_tasks.sh --list | python tools/status.py --check  # exit 1 unless all finished
 
 Reads the commands on stdin (`python sar_ppo.py ...`, or of figar_ppo.py, sar_trpo.py, figar_trpo.py, arp_ppo.py, one per
 line, run from the project's folder as the figure scripts do), finds each one's run folder with the script's own
@@ -21,15 +21,14 @@ import signal
 import sys
 from pathlib import Path
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
-import arp_ppo  # noqa: E402
-import figar_ppo  # noqa: E402
-import figar_trpo  # noqa: E402
-import sar_ppo  # noqa: E402
-import sar_trpo  # noqa: E402
-import promises  # noqa: E402 - beside this script
-from promises import brief, fail  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the project's folder
+import arp_ppo
+import figar_ppo
+import figar_trpo
+import sar_ppo
+import sar_trpo
+from tools import ROOT, promises
+from tools.promises import brief, fail
 
 SCRIPTS = {"sar_ppo.py": sar_ppo, "figar_ppo.py": figar_ppo, "sar_trpo.py": sar_trpo, "figar_trpo.py": figar_trpo,
            "arp_ppo.py": arp_ppo}

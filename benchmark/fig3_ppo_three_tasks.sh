@@ -2,9 +2,9 @@
 # δ-invariance (the paper's Fig. 3/5 and App. F.2 axes, on the part of the grid one machine affords):
 # InvertedPendulum-v5 (200,000 decisions) and InvertedDoublePendulum-v5 (300,000) at δ ∈ {lowest,
 # middle, original}, Hopper-v5 (500,000) at δ ∈ {lowest, original}; SAR-PPO, FiGAR-C-PPO, PPO.
-#   bash benchmark/fig_dt_invariance.sh [workers]     run locally (default 2 workers), resumable
-#   bash benchmark/fig_dt_invariance.sh --list        print the commands (for benchmark/slurm.sh)
-#   SEEDS="1 2 3 4 5 6 7 8" bash benchmark/fig_dt_invariance.sh 8     the paper's eight seeds
+#   bash benchmark/fig3_ppo_three_tasks.sh [workers]     run locally (default 2 workers), resumable
+#   bash benchmark/fig3_ppo_three_tasks.sh --list        print the commands (for benchmark/slurm.sh)
+#   SEEDS="1 2 3 4 5 6 7 8" bash benchmark/fig3_ppo_three_tasks.sh 8     the paper's eight seeds
 cd "$(dirname "$0")/.."
 SEEDS=${SEEDS-1 2 3}  # given empty, it is bad input, not the default
 [[ $SEEDS =~ ^\ *[0-9]+(\ +[0-9]+)*\ *$ ]] || { echo "$(basename "$0"): error: SEEDS: whole numbers separated by spaces, got '$SEEDS'" >&2; exit 2; }

@@ -5,8 +5,8 @@
 # checkpoints to extend. Each run saves model.pt (for benchmark/same_policy_across_dt.py); commit its
 # checkpoint.pt too (git add -f) so that it can be extended later. plot.py results counts a seed found in
 # both folders once, keeping the longer run.
-#   bash benchmark/fig_hopper_1m.sh [workers]  |  --list  |  SEEDS="1 2 3" (default)  |  METHODS="sar ppo figar" (default)
-#   SEEDS="4 5 6 7 8" METHODS=sar bash benchmark/fig_hopper_1m.sh 2     SAR-PPO to the paper's eight seeds
+#   bash benchmark/fig3_hopper_1m.sh [workers]  |  --list  |  SEEDS="1 2 3" (default)  |  METHODS="sar ppo figar" (default)
+#   SEEDS="4 5 6 7 8" METHODS=sar bash benchmark/fig3_hopper_1m.sh 2     SAR-PPO to the paper's eight seeds
 cd "$(dirname "$0")/.."
 SEEDS=${SEEDS-1 2 3}  # given empty, it is bad input, not the default
 [[ $SEEDS =~ ^\ *[0-9]+(\ +[0-9]+)*\ *$ ]] || { echo "$(basename "$0"): error: SEEDS: whole numbers separated by spaces, got '$SEEDS'" >&2; exit 2; }
@@ -15,10 +15,10 @@ scripts=()
 for method in $METHODS; do
   case $method in
     sar) scripts+=("sar_ppo.py");; ppo) scripts+=("sar_ppo.py --no-repeat");; figar) scripts+=("figar_ppo.py");;
-    *) echo "fig_hopper_1m.sh: error: METHODS: sar, ppo or figar, got '$method'" >&2; exit 2;;
+    *) echo "fig3_hopper_1m.sh: error: METHODS: sar, ppo or figar, got '$method'" >&2; exit 2;;
   esac
 done
-[ ${#scripts[@]} -gt 0 ] || { echo "fig_hopper_1m.sh: error: METHODS: one or more of sar, ppo, figar, got '$METHODS'" >&2; exit 2; }
+[ ${#scripts[@]} -gt 0 ] || { echo "fig3_hopper_1m.sh: error: METHODS: one or more of sar, ppo, figar, got '$METHODS'" >&2; exit 2; }
 commands() {
   for script in "${scripts[@]}"; do
     for seed in $SEEDS; do

@@ -2,7 +2,7 @@
 # Fig. 6, safe regions drawn: SAR-PPO on InvertedPendulum-v5 at δ_lowest = 2 ms with Δ over the two
 # velocity dims only (--delta-dims 2,3), deterministic and under external forces, seed 1, 200,000
 # decisions; then benchmark/safe_regions.py rolls each trained policy out and draws its safe regions.
-#   bash benchmark/fig_safe_regions.sh [workers]  |  --list
+#   bash benchmark/fig6_safe_regions.sh [workers]  |  --list
 cd "$(dirname "$0")/.."
 commands() {
   common="--env-id InvertedPendulum-v5 --dt lowest --total-steps 200000 --seed 1 --delta-dims 2,3 --save-model --log-dir results/runs --resume"
@@ -11,7 +11,7 @@ commands() {
 }
 if [ "$*" = "--list" ]; then commands; exit; fi
 commands | bash benchmark/run.sh "$@" || exit  # a failed or interrupted run: no figure from part of the runs
-commands | python benchmark/status.py --check > /dev/null || exit  # nor from a set with a run unfinished
+commands | python tools/status.py --check > /dev/null || exit  # nor from a set with a run unfinished
 for run in results/runs/InvertedPendulum-v5__sar-delta2-3__dt0.002__s1 results/runs/InvertedPendulum-v5__sar-delta2-3__dt0.002__ext-force__s1; do
   python benchmark/safe_regions.py "$run" --out results/figures
 done

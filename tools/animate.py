@@ -1,7 +1,7 @@
 """A trained SAR-PPO policy at work: one deterministic episode rendered headless as a GIF, each new
 decision marked and the length of the repetition in force shown (the picture at the top of README).
 
-    python benchmark/animate.py      # Hopper at δ = 0.5 ms, 1M decisions → results/figures/hopper_sar_0.5ms.gif
+    python tools/animate.py      # Hopper at δ = 0.5 ms, 1M decisions → results/figures/hopper_sar_0.5ms.gif
 
 The run must be a plain SAR-PPO run: its model.pt (from --save-model), or else its checkpoint.pt, holds
 the agent, its input statistics and Δ's statistics, its config.json the env and flags (a run folder with
@@ -36,9 +36,8 @@ from PIL import Image, ImageDraw, ImageFont  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import promises  # noqa: E402
-from promises import brief, fail, within  # noqa: E402
+from tools import promises  # noqa: E402
+from tools.promises import brief, fail, within  # noqa: E402
 try:
     import envs  # noqa: E402 - imports mujoco, which reads MUJOCO_GL
 except RuntimeError as e:  # "invalid value for environment variable MUJOCO_GL"

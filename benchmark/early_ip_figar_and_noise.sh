@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# FiGAR-C-PPO beside SAR-PPO on InvertedPendulum-v5 at δ_lowest = 2 ms, seeds 1-3, 100,000
-# decisions; then both under --noise ext-force (README "Results").
-# Usage: bash benchmark/ip_figar_and_noise.sh [workers]; --list prints the commands.
+# The first runs: FiGAR-C-PPO beside SAR-PPO on InvertedPendulum-v5 at δ_lowest = 2 ms, seeds 1-3, 100,000
+# decisions; then both under --noise ext-force (the report's "The first runs"; the same run folders were later
+# extended to 200,000 decisions).
+# Usage: bash benchmark/early_ip_figar_and_noise.sh [workers]; --list prints the commands.
 cd "$(dirname "$0")/.."
 commands() {
   common="--env-id InvertedPendulum-v5 --dt lowest --total-steps 100000 --log-dir results/runs --resume"

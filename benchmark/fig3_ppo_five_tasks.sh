@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Fig. 3 on the five tasks fig_dt_invariance.sh does not cover: Walker2d-v5, HalfCheetah-v5,
+# Fig. 3 on the five tasks fig3_ppo_three_tasks.sh does not cover: Walker2d-v5, HalfCheetah-v5,
 # Ant-v5 (no normalisation, App. J.3), Reacher-v5, Swimmer-v5 at δ ∈ {lowest, original};
 # SAR-PPO, FiGAR-C-PPO, PPO; 300,000 decisions. Ordered so that every task gets SAR-PPO and PPO
 # at both δ (seed by seed) before any FiGAR-C-PPO run.
-#   bash benchmark/fig_five_tasks.sh [workers]     run locally (default 2 workers), resumable
-#   bash benchmark/fig_five_tasks.sh --list        print the commands (for benchmark/slurm.sh)
+#   bash benchmark/fig3_ppo_five_tasks.sh [workers]     run locally (default 2 workers), resumable
+#   bash benchmark/fig3_ppo_five_tasks.sh --list        print the commands (for benchmark/slurm.sh)
 cd "$(dirname "$0")/.."
 SEEDS=${SEEDS-1 2 3}  # given empty, it is bad input, not the default
 [[ $SEEDS =~ ^\ *[0-9]+(\ +[0-9]+)*\ *$ ]] || { echo "$(basename "$0"): error: SEEDS: whole numbers separated by spaces, got '$SEEDS'" >&2; exit 2; }

@@ -2,8 +2,9 @@
 # App. E, rising stochasticity: InvertedPendulum-v5 at δ_lowest = 2 ms under external forces drawn with
 # probability p_ext ∈ {0.025, 0.05, 0.1, 0.2} per decision; SAR-PPO vs FiGAR-C-PPO, 200,000 decisions;
 # then the figure, results/figures/ip_rising_stochasticity.png.
-# p_ext = 0.05 is the paper's default: those runs are fig_stochastic.sh's ext-force runs (no -p in the name).
-#   bash benchmark/fig_rising_stochasticity.sh [workers]  |  --list  |  SEEDS="1 2 3" (default)
+# p_ext = 0.05 is the paper's default: those runs are fig5_stochastic_inverted_pendulum.sh's ext-force runs
+# (no -p in the name).
+#   bash benchmark/appE_rising_stochasticity.sh [workers]  |  --list  |  SEEDS="1 2 3" (default)
 cd "$(dirname "$0")/.."
 SEEDS=${SEEDS-1 2 3}  # given empty, it is bad input, not the default
 [[ $SEEDS =~ ^\ *[0-9]+(\ +[0-9]+)*\ *$ ]] || { echo "$(basename "$0"): error: SEEDS: whole numbers separated by spaces, got '$SEEDS'" >&2; exit 2; }
@@ -19,5 +20,5 @@ commands() {
 }
 if [ "$*" = "--list" ]; then commands; exit; fi
 commands | bash benchmark/run.sh "$@" || exit  # a failed or interrupted run: no figure from part of the runs
-commands | python benchmark/status.py --check > /dev/null || exit  # nor from a set with a run unfinished
+commands | python tools/status.py --check > /dev/null || exit  # nor from a set with a run unfinished
 python benchmark/plot_rising_stochasticity.py results/runs --out results/figures

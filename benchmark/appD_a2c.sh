@@ -2,8 +2,8 @@
 # The paper's A2C appendix (fig:determ_a2c): SAR-A2C, FiGAR-C-A2C and A2C (the PPO scripts with --a2c) on
 # InvertedPendulum-v5 (200,000 decisions), InvertedDoublePendulum-v5, Hopper-v5 (500,000) and Swimmer-v5
 # (300,000) at δ_lowest and δ0.
-#   bash benchmark/fig_a2c.sh [workers]     run locally (default 2 workers), resumable
-#   bash benchmark/fig_a2c.sh --list        print the commands (for benchmark/slurm.sh)
+#   bash benchmark/appD_a2c.sh [workers]     run locally (default 2 workers), resumable
+#   bash benchmark/appD_a2c.sh --list        print the commands (for benchmark/slurm.sh)
 cd "$(dirname "$0")/.."
 SEEDS=${SEEDS-1 2 3}  # given empty, it is bad input, not the default
 [[ $SEEDS =~ ^\ *[0-9]+(\ +[0-9]+)*\ *$ ]] || { echo "$(basename "$0"): error: SEEDS: whole numbers separated by spaces, got '$SEEDS'" >&2; exit 2; }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# SAR-PPO vs plain PPO on InvertedPendulum-v5 at δ_lowest = 2 ms, seeds 1-3, 100,000 decisions
-# (README "Results"). Usage: bash benchmark/ip_sar_vs_ppo.sh [workers]; --list prints the commands.
+# The first runs: SAR-PPO vs plain PPO on InvertedPendulum-v5 at δ_lowest = 2 ms, seeds 1-3, 100,000 decisions
+# (the report's "The first runs"; the same run folders were later extended to 200,000 decisions).
+# Usage: bash benchmark/early_ip_sar_vs_ppo.sh [workers]; --list prints the commands.
 cd "$(dirname "$0")/.."
 commands() {
   for seed in 1 2 3; do

@@ -2,7 +2,7 @@
 # App. H, λ-SAR under partial observability: the perceptible strong force plus its hold penalty
 # at δ_lowest; λ-SAR-PPO (λ = 0.5), SAR-PPO, FiGAR-C-PPO; InvertedPendulum-v5 (200,000 decisions) and
 # InvertedDoublePendulum-v5 (300,000); then its figures, results/figures/*_ext-force-perceptible+hold-penalty_*.
-#   bash benchmark/fig_partial_observability.sh [workers]  |  --list  |  SEEDS="1 2 3" (default)
+#   bash benchmark/appH_lambda_sar.sh [workers]  |  --list  |  SEEDS="1 2 3" (default)
 cd "$(dirname "$0")/.."
 SEEDS=${SEEDS-1 2 3}  # given empty, it is bad input, not the default
 [[ $SEEDS =~ ^\ *[0-9]+(\ +[0-9]+)*\ *$ ]] || { echo "$(basename "$0"): error: SEEDS: whole numbers separated by spaces, got '$SEEDS'" >&2; exit 2; }
@@ -19,5 +19,5 @@ commands() {
 }
 if [ "$*" = "--list" ]; then commands; exit; fi
 commands | bash benchmark/run.sh "$@" || exit  # a failed or interrupted run: no figure from part of the runs
-commands | python benchmark/status.py --check > /dev/null || exit  # nor from a set with a run unfinished
+commands | python tools/status.py --check > /dev/null || exit  # nor from a set with a run unfinished
 python plot.py results/runs --only __hold-penalty --kinds curves durations bars --out results/figures

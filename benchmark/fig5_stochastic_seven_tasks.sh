@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# The paper's Fig. 5 on the seven tasks besides InvertedPendulum (fig_stochastic.sh): Hopper-v5, Walker2d-v5,
-# HalfCheetah-v5, Reacher-v5, Swimmer-v5, InvertedDoublePendulum-v5, Ant-v5, in that order, at δ_lowest under
-# action noise, external force and strong perceptible force (App. J.2's per-task σ); SAR-PPO vs FiGAR-C-PPO,
-# 300,000 decisions. Seed by seed within a task, so a partial grid has every setting of a task.
-#   bash benchmark/fig_stochastic_seven_tasks.sh [workers]  |  --list  |  SEEDS="1 2 3" (default)
+# The paper's Fig. 5 on the seven tasks besides InvertedPendulum (fig5_stochastic_inverted_pendulum.sh):
+# Hopper-v5, Walker2d-v5, HalfCheetah-v5, Reacher-v5, Swimmer-v5, InvertedDoublePendulum-v5, Ant-v5, in that
+# order, at δ_lowest under action noise, external force and strong perceptible force (App. J.2's per-task σ);
+# SAR-PPO vs FiGAR-C-PPO, 300,000 decisions. Seed by seed within a task, so a partial grid has every setting
+# of a task.
+#   bash benchmark/fig5_stochastic_seven_tasks.sh [workers]  |  --list  |  SEEDS="1 2 3" (default)
 cd "$(dirname "$0")/.."
 SEEDS=${SEEDS-1 2 3}  # given empty, it is bad input, not the default
 [[ $SEEDS =~ ^\ *[0-9]+(\ +[0-9]+)*\ *$ ]] || { echo "$(basename "$0"): error: SEEDS: whole numbers separated by spaces, got '$SEEDS'" >&2; exit 2; }

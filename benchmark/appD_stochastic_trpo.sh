@@ -2,7 +2,7 @@
 # Fig. 5 with TRPO (fig:stoch_trpo): SAR-TRPO vs FiGAR-C-TRPO under action, ext-force and
 # ext-force-perceptible at δ_lowest on InvertedPendulum-v5 (200,000 decisions), InvertedDoublePendulum-v5
 # and Hopper-v5 (300,000), as the PPO runs of Fig. 5.
-#   bash benchmark/fig_stochastic_trpo.sh [workers]  |  --list  |  SEEDS="1 2 3" (default)
+#   bash benchmark/appD_stochastic_trpo.sh [workers]  |  --list  |  SEEDS="1 2 3" (default)
 cd "$(dirname "$0")/.."
 SEEDS=${SEEDS-1 2 3}  # given empty, it is bad input, not the default
 [[ $SEEDS =~ ^\ *[0-9]+(\ +[0-9]+)*\ *$ ]] || { echo "$(basename "$0"): error: SEEDS: whole numbers separated by spaces, got '$SEEDS'" >&2; exit 2; }

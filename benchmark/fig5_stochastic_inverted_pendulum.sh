@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Stochasticity (the paper's Fig. 5): InvertedPendulum-v5 at δ_lowest under each of action,
 # ext-force and ext-force-perceptible; SAR-PPO vs FiGAR-C-PPO, 200,000 decisions.
-#   bash benchmark/fig_stochastic.sh [workers]  |  --list  |  SEEDS="1 2 3" (default)
+#   bash benchmark/fig5_stochastic_inverted_pendulum.sh [workers]  |  --list  |  SEEDS="1 2 3" (default)
 cd "$(dirname "$0")/.."
 SEEDS=${SEEDS-1 2 3}  # given empty, it is bad input, not the default
 [[ $SEEDS =~ ^\ *[0-9]+(\ +[0-9]+)*\ *$ ]] || { echo "$(basename "$0"): error: SEEDS: whole numbers separated by spaces, got '$SEEDS'" >&2; exit 2; }

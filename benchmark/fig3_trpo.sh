@@ -2,8 +2,8 @@
 # Fig. 3's TRPO row: SAR-TRPO, FiGAR-C-TRPO and TRPO on the eight tasks at δ_lowest and δ0, plus δ_middle
 # on the two pendulums, with the PPO row's budgets (InvertedPendulum 200,000 decisions, Hopper 500,000,
 # the other six 300,000; TRPO rounds up to whole updates of 1,024). Pendulums first.
-#   bash benchmark/fig_trpo.sh [workers]     run locally (default 2 workers), resumable
-#   bash benchmark/fig_trpo.sh --list        print the commands (for benchmark/slurm.sh)
+#   bash benchmark/fig3_trpo.sh [workers]     run locally (default 2 workers), resumable
+#   bash benchmark/fig3_trpo.sh --list        print the commands (for benchmark/slurm.sh)
 cd "$(dirname "$0")/.."
 SEEDS=${SEEDS-1 2 3}  # given empty, it is bad input, not the default
 [[ $SEEDS =~ ^\ *[0-9]+(\ +[0-9]+)*\ *$ ]] || { echo "$(basename "$0"): error: SEEDS: whole numbers separated by spaces, got '$SEEDS'" >&2; exit 2; }

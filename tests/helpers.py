@@ -1,0 +1,135 @@
+"""Helpers the test files share: training a script into tmp_path, reading its rows, fake run folders for
+plot.py, and the one-line-error checks that every command's bad input is held to."""
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+import warnings
+
+import mujoco
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import sar_ppo
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the project's folder
+
+
+def check(env):
+    """gymnasium's check_env with its defaults: its render and close checks re-create the env from
+    env.spec. Every render mode is checked but "human", which opens a window (CI has no display)."""
+    env.metadata = {**env.metadata, "render_modes": [m for m in env.metadata.get("render_modes", []) if m != "human"]}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check_env(env)
+
+
+FAST = ["--num-steps", "1024", "--update-epochs", "2", "--minibatch-size", "256"]
+
+
+def train(script, tmp_path, *flags, name="run", check=True):
+    cmd = [sys.executable, os.path.join(ROOT, script), "--log-dir", str(tmp_path), "--run-name", name, *flags]
+    result = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
+    if check:
+        assert result.returncode == 0, result.stderr[-2000:]
+    return result
+
+
+def read_csv(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def rows_of(tmp_path, name="run"):
+    return read_csv(os.path.join(tmp_path, name, "progress.csv"))
+
+
+VARYING = {"wall_time_s", "decisions_per_s", "env_steps_per_s"}
+
+
+def assert_exits_2_naming(parse_args, flags, named, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        parse_args(flags)
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and err.count("\n") == 1 and named in err
+
+
+def fake_run(root, name, final, method="SAR-PPO", dt=0.002, seed=1, rows=10, **config):
+    folder = root / name
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_text(json.dumps(
+        {"env_id": "InvertedPendulum-v5", "method": method, "dt": dt, "seed": seed,
+         "total_steps": rows * 100, "noise": None, "hold_penalty": False, **config}))
+    lines = [",".join(sar_ppo.COLUMNS)]
+    for i in range(1, rows + 1):
+        row = {c: "" for c in sar_ppo.COLUMNS}
+        row.update(decision_steps=i * 100, env_steps=i * 1000, physical_time_s=i * 2.0, wall_time_s=i,
+                   return_mean=final if i > rows // 2 else 0.0, action_duration_mean_s=0.02)
+        lines.append(",".join(str(row[c]) for c in sar_ppo.COLUMNS))
+    (folder / "progress.csv").write_text("\n".join(lines) + "\n")
+
+
+TINY = ["--num-steps", "256", "--update-epochs", "1", "--minibatch-size", "128"]
+
+
+def copy_of(run, tmp_path, checkpoint=True):
+    shutil.copytree(run, tmp_path / "run")
+    if not checkpoint:
+        (tmp_path / "run" / "checkpoint.pt").unlink()
+    return tmp_path / "run"
+
+
+MORE_BAD_FLAGS = [  # (flags, text the one line must hold), for both scripts
+    (["--learning-rate", "inf"], "--learning-rate"), (["--gamma", "nan"], "--gamma"),
+    (["--clip-coef", "0"], "--clip-coef"), (["--vf-coef", "-1"], "--vf-coef"),
+    (["--max-grad-norm", "0"], "--max-grad-norm"), (["--adam-eps", "0"], "--adam-eps"),
+    (["--ent-coef", "-0.1"], "--ent-coef"), (["--minibatch-size", "0"], "--minibatch-size"),
+    (["--seed", "-1"], "--seed"), (["--seed", str(2 ** 64)], "--seed"), (["--threads", "100000"], "--threads"),
+    (["--num-steps", str(10 ** 9)], "--num-steps"), (["--total-steps", str(10 ** 15)], "--total-steps"),
+    (["--dt", "1e-9"], "--dt"), (["--max-t", "1e308"], "--max-t"),
+    (["--noise", "ext-force", "--noise-std", "1e300"], "--noise-std"),
+    (["--noise-prob", "0.1"], "--noise-prob"), (["--noise-std", "5"], "--noise-std"),
+    (["--run-name", "a/b"], "--run-name"), (["--run-name", ".."], "--run-name"),
+    (["--hold-penalty", "--env-id", "Ant-v5"], "Ant-v5"), (["--delta-dims", "2,9"], "--delta-dims"),
+    (["--clip-coef", "1e308"], "--clip-coef"), (["--update-epochs", "1000000000000"], "--update-epochs"),
+    (["--run-name", "x" * 300], "--run-name"), (["--adam-eps", "1e-320"], "--adam-eps"),
+    (["--vf-coef", "1e308"], "--vf-coef"), (["--dt", ""], "--dt"), (["--log-dir", ""], "--log-dir"),
+]
+
+
+def rendering_unavailable():
+    """Why MuJoCo cannot render headless here (None if it can)."""
+    try:
+        context = mujoco.GLContext(8, 8)
+        context.make_current()
+        context.free()
+    except Exception as e:  # no EGL/OSMesa library or device
+        return f"MUJOCO_GL={os.environ.get('MUJOCO_GL')} cannot render: {type(e).__name__}: {e}"
+    return None
+
+
+BENCHMARK = os.path.join(ROOT, "benchmark")
+
+
+def exits_2_with_one_line(call, named, capsys):
+    """`call()` stops before any work with exit status 2 and one line on stderr holding `named`."""
+    with pytest.raises(SystemExit) as exit_info:
+        call()
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and err.count("\n") == 1 and named in err, err
+
+
+def run_python(path, *args, stdin=None, env=None, timeout=120):
+    return subprocess.run([sys.executable, os.path.join(ROOT, path), *map(str, args)], input=stdin,
+                          capture_output=True, text=True, timeout=timeout, env=env)
+
+
+PG_TINY = ["--envs", "InvertedPendulum-v5", "--dts", "original", "--methods", "VPG", "PPO", "--burn-in", "2",
+           "--trajectories", "3", "--policies", "1", "--workers", "1"]
+
+
+def damaged(run, name, data):
+    (run / name).write_bytes(data)
+    return run

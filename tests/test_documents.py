@@ -1,0 +1,188 @@
+"""README.md, the report (results/README.md) and the folders' READMEs: every link and anchor exists; every
+mean ± interval the report gives comes from the committed runs; README's "Results at a glance" is the
+report's opening table and stays a glance (a cell at most 20 words, the table 450), each row's numbers in the
+section it links."""
+import itertools
+import os
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+import figar_ppo
+import figar_trpo
+import plot
+import sar_ppo
+import sar_trpo
+from tests.helpers import ROOT
+
+
+def test_every_file_and_heading_the_readmes_link_exists():
+    # README.md, the report, benchmark/README.md and tools/README.md: each relative link or image names a file of
+    # the clone, and each #anchor a heading of its file (GitHub's slugs: lower case, punctuation dropped, spaces
+    # as hyphens)
+
+    def slugs(path):
+        text = re.sub(r"```.*?```", "", Path(path).read_text(), flags=re.S)
+        return {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-") for h in re.findall(r"^#+ (.*)$", text, re.M)}
+    broken, checked = [], 0
+    for doc in ("README.md", "results/README.md", "benchmark/README.md", "tools/README.md"):
+        doc = os.path.join(ROOT, doc)
+        text = re.sub(r"```.*?```", "", Path(doc).read_text(), flags=re.S)
+        for target in re.findall(r"\]\(([^)\s]+)\)", text):
+            if not re.match(r"https?://", target):
+                path, _, anchor = target.partition("#")
+                full = os.path.normpath(os.path.join(os.path.dirname(doc), path)) if path else doc
+                checked += 1
+                if not os.path.exists(full) or anchor and anchor not in slugs(full):
+                    broken.append(f"{os.path.relpath(doc, ROOT)}: {target}")
+    assert checked >= 50 and broken == []
+
+
+def test_readme_final_returns_come_from_the_committed_runs():
+    # a clean clone must hold the runs behind every results table of the report, results/README.md
+    groups = plot.load_groups([os.path.join(ROOT, "results", "runs")])
+    pendulums_and_hopper = [k for k in groups if k[0] in ("InvertedPendulum-v5", "InvertedDoublePendulum-v5", "Hopper-v5")]
+    assert len(pendulums_and_hopper) >= 30  # 9 + 9 + 6 δ-cells + 6 noisy
+    with open(os.path.join(ROOT, "results", "README.md")) as f:
+        readme = f.read()
+    groups_1m = plot.load_groups([os.path.join(ROOT, "results", "runs_1m")])
+    assert sorted(len(runs) for runs in groups_1m.values()) == [3, 3, 3, 3, 8, 8]  # SAR-PPO's 8 seeds
+    for runs in [*groups.values(), *groups_1m.values()]:  # every group of two seeds or more
+        mean, ci = plot.mean_ci([plot.final_return(c) for _, c, _ in runs])
+        assert len(runs) < 2 or f"{mean:.1f} ± {ci:.1f}" in readme
+
+
+# README's "Results at a glance" and the report's opening table are one table: a row per claim of the paper, each
+# with a headline pair of numbers, a verdict of a few words and a link to the report's section that holds the
+# detail. The caps keep it a glance; the links and numbers keep it the sections' summary.
+GLANCE_CELL_WORDS, GLANCE_TABLE_WORDS = 20, 450  # words as `wc -w` counts them, the table's pipes included
+
+
+def github_anchor(heading):
+    """GitHub's anchor of a heading: lower case, punctuation but '-' and '_' dropped, spaces as hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def report_sections(report):
+    """Each heading's anchor → its text, from the heading to the next heading of its level or higher."""
+    text = re.sub(r"```.*?```", "", report, flags=re.S)  # a '# comment' in a code block is not a heading
+    heads = [(m.start(), len(m.group(1)), github_anchor(m.group(2))) for m in re.finditer(r"^(#+) (.*)$", text, re.M)]
+    return {anchor: text[start:next((s for s, lv, _ in heads[i + 1:] if lv <= level), len(text))]
+            for i, (start, level, anchor) in enumerate(heads)}
+
+
+def glance_table(text, link_prefix):
+    """The table under '## Results at a glance', its links into the report written '#anchor' in either file."""
+    lines = text.split("\n## Results at a glance\n", 1)[1].split("\n## ", 1)[0].splitlines()
+    first = next(i for i, line in enumerate(lines) if line.startswith("|"))
+    table = "\n".join(itertools.takewhile(lambda line: line.startswith("|"), lines[first:]))
+    return table.replace("](" + link_prefix, "](#")
+
+
+def glance_problems(readme, report):
+    """What is wrong with the glance tables of README's text and the report's: [] when nothing is."""
+    table = glance_table(report, "#")
+    problems = [] if glance_table(readme, "results/README.md#") == table else ["README's table is not the report's"]
+    if len(table.split()) > GLANCE_TABLE_WORDS:
+        problems.append(f"the table has {len(table.split())} words")
+    sections = report_sections(report)
+    for i, line in enumerate(table.splitlines()):
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        problems += [f"{len(c.split())} words in a cell: {c}" for c in cells if len(c.split()) > GLANCE_CELL_WORDS]
+        if len(cells) != 4:  # the claim with its figure, the numbers, the verdict, the section
+            problems.append(f"{len(cells)} cells: {line}")
+        elif i >= 2:  # below the header and its rule
+            anchors = re.findall(r"\]\(#([^)\s]+)\)", cells[3])
+            if not anchors or any(anchor not in sections for anchor in anchors):
+                problems.append(f"no section of the report: {cells[3]}")
+                continue
+            # every number of the numbers and the verdict is in the linked section, to the number's own precision
+            theirs = re.findall(r"\d+(?:\.\d+)?", " ".join(sections[anchor] for anchor in anchors))
+            for number in re.findall(r"\d+(?:\.\d+)?", cells[1] + " " + cells[2]):
+                places = len(number.partition(".")[2])
+                if not any(round(float(n), places) == float(number) for n in theirs):
+                    problems.append(f"{number} is not in {', '.join(anchors)}")
+    return problems
+
+
+def test_the_glance_table_is_one_table_in_readme_and_the_report_and_stays_a_glance():
+    readme, report = Path(ROOT, "README.md").read_text(), Path(ROOT, "results", "README.md").read_text()
+    assert glance_problems(readme, report) == []
+    assert len(glance_table(report, "#").splitlines()) >= 2 + 16  # a row per claim, the three learners' in three
+
+
+def replace_in(old, new, files=("README.md", "results/README.md")):
+    def edit(texts):
+        assert all(old in texts[f] for f in files), old  # a breakage that breaks nothing would prove nothing
+        return {f: text.replace(old, new) if f in files else text for f, text in texts.items()}
+    return edit
+
+
+@pytest.mark.parametrize("edit, problem", [
+    (replace_in("7989 → 8761", "7989 → 8760", files=("README.md",)), "README's table is not the report's"),
+    (replace_in("**partly**, claim by claim", "**partly**, claim by claim" + " more" * 17), "21 words in a cell"),
+    (replace_in("small-δ) |", "small-δ) |" + "\n| a | b | c | d |" * 60), "the table has"),  # rows after App. B's
+    (replace_in("(#app-i-ablations)", "(#app-i-ablation)", files=("results/README.md",)), "no section of the report"),
+    (replace_in("(results/README.md#app-i-ablations)", "(results/README.md#app-i-ablation)", files=("README.md",)),
+     "README's table is not the report's"),
+    (replace_in("d_max 0.2: 7258", "d_max 0.2: 7259"), "7259 is not in app-i-ablations"),
+    (replace_in("| Ablations (App. I) |", "| Ablations | (App. I) |"), "5 cells"),
+])
+def test_the_glance_check_finds_a_broken_table(edit, problem):
+    texts = edit({f: Path(ROOT, f).read_text() for f in ("README.md", "results/README.md")})
+    assert any(problem in p for p in glance_problems(texts["README.md"], texts["results/README.md"]))
+
+
+def test_tools_readme_lists_animate_with_its_command():
+    with open(os.path.join(ROOT, "tools", "README.md")) as f:
+        entries = f.read().split("\n- ")
+    animate_entry = [e for e in entries if e.startswith("`animate.py`")]
+    assert animate_entry and "`python tools/animate.py" in animate_entry[0]
+
+
+TRAINING_SCRIPTS = {"sar_ppo.py": sar_ppo, "figar_ppo.py": figar_ppo, "sar_trpo.py": sar_trpo, "figar_trpo.py": figar_trpo}
+
+
+def python_lines(path, section=None):
+    """The `python <script>` lines of a Markdown file's code blocks (of one section, if named), comments cut off."""
+    with open(os.path.join(ROOT, path)) as f:
+        text = f.read()
+    if section:
+        text = text[text.index(section):].split("\n## ")[0]
+    blocks = text.split("```")[1::2]
+    return [line.split("  #")[0].strip() for block in blocks for line in block.splitlines()
+            if line.startswith("python ") and " -m " not in line]
+
+
+def folder_of(line, sb3_sar):
+    """The folder a README command writes its run to, as its script parses its flags."""
+    argv = shlex.split(line)[1:]
+    if argv[0] == "examples/sb3_sar.py":
+        return os.path.normpath(sb3_sar.parse_args(argv[1:]).out)
+    args = TRAINING_SCRIPTS[argv[0]].parse_args(argv[1:])
+    return os.path.normpath(os.path.join(args.log_dir, args.run_name))
+
+
+def test_readme_commands_cover_every_learner_and_the_sb3_example_and_never_share_a_run_folder(sb3_sar):
+    lines = python_lines("README.md")
+    quickstart = python_lines("README.md", "## Quickstart")
+    assert any(line == "python sar_ppo.py" for line in quickstart)
+    assert any(line.startswith("python sar_ppo.py") and "--total-steps 100000" in line for line in quickstart)
+    assert any(line.startswith("python sar_trpo.py") for line in lines)
+    assert any(line.startswith("python sar_ppo.py") and "--a2c" in line for line in lines)
+    assert any(line.startswith("python examples/sb3_sar.py") for line in lines)
+    training = [line for line in lines if not line.startswith(("python benchmark/", "python tools/", "python plot"))]
+    folders = [folder_of(line, sb3_sar) for line in training]
+    assert len(set(folders)) == len(folders), list(zip(training, folders))  # typed in order, none is refused
+
+
+def test_the_reports_sb3_commands_never_share_a_folder_with_each_other_or_the_examples_default_run(sb3_sar):
+    report = python_lines("results/README.md", "## SAR in Stable-Baselines3")
+    assert len(report) == 3
+    # each row's second seed and SB3 as is (--plain), as the report says to run them, and the example's default run
+    lines = [variant for line in report for variant in (line, line.replace("--seed 1", "--seed 2"))]
+    lines += [line + " --plain" for line in lines] + ["python examples/sb3_sar.py"]
+    folders = [folder_of(line, sb3_sar) for line in lines]
+    assert len(set(folders)) == len(folders), list(zip(lines, folders))

@@ -1,0 +1,295 @@
+"""Runs are never erased or continued wrong: a killed or interrupted run resumes to the rows of an
+uninterrupted one; damaged, foreign or missing files are rebuilt from the checkpoint or refused in one line;
+one process per run folder; a committed run in a fresh clone is left as it is."""
+import io
+import json
+import math
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+import torch
+
+import figar_ppo
+import figar_trpo
+import sar_ppo
+import sar_trpo
+from tests.helpers import ROOT, TINY, VARYING, copy_of, rows_of, train
+
+
+@pytest.mark.parametrize("script,flags,n", [
+    ("sar_ppo.py", ["--num-steps", "512", "--update-epochs", "1", "--minibatch-size", "256"], 512),
+    ("sar_trpo.py", ["--num-steps", "256", "--vf-minibatch-size", "128"], 256),
+    ("sar_ppo.py", ["--a2c"], 256)])
+def test_killed_run_resumes_without_lost_or_repeated_rows(tmp_path, script, flags, n):
+    flags = ["--total-steps", str(12 * n), "--checkpoint-every", "2", *flags]
+    cmd = [sys.executable, os.path.join(ROOT, script), "--log-dir", str(tmp_path), "--run-name", "run", *flags]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    progress, checkpoint = tmp_path / "run" / "progress.csv", tmp_path / "run" / "checkpoint.pt"
+    deadline = time.time() + 120
+    while time.time() < deadline and not (checkpoint.exists() and len(progress.read_text().splitlines()) >= 4):
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    before = rows_of(tmp_path)
+    saved = torch.load(checkpoint, weights_only=True)["counters"]["decision_steps"]
+    assert 0 < saved and len(before) < 12  # killed mid-run, after a checkpoint
+    train(script, tmp_path, *flags, "--resume")
+    after = rows_of(tmp_path)
+    kept = [r for r in before if int(r["decision_steps"]) <= saved]
+    assert after[:len(kept)] == kept
+    assert [int(r["decision_steps"]) for r in after] == list(range(n, 12 * n + 1, n))
+
+
+def kill_after_rows(cmd, progress, rows):
+    """Start `cmd`, SIGKILL it once progress.csv has `rows` rows (or when it ends by itself)."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 120
+    while proc.poll() is None and time.time() < deadline:
+        if progress.exists() and len(progress.read_text().splitlines()) > rows:
+            break
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+
+
+@pytest.mark.parametrize("script,learner_flags", [
+    ("sar_ppo.py", ["--update-epochs", "1", "--minibatch-size", "128"]),
+    ("figar_ppo.py", ["--update-epochs", "1", "--minibatch-size", "128"]), ("sar_ppo.py", ["--a2c"]),
+    ("sar_trpo.py", ["--vf-minibatch-size", "128"]), ("figar_trpo.py", ["--vf-minibatch-size", "128"])])
+def test_a_run_killed_at_three_moments_and_resumed_gives_the_uninterrupted_runs_rows(tmp_path, script, learner_flags):
+    flags = ["--total-steps", "1536", "--num-steps", "256", *learner_flags,
+             "--checkpoint-every", "2", "--noise", "ext-force", "--noise-prob", "0.3"]  # the env's RNG matters too
+    train(script, tmp_path, *flags, name="whole")
+    cmd = [sys.executable, os.path.join(ROOT, script), "--log-dir", str(tmp_path), "--run-name", "cut", *flags]
+    for rows in (1, 3, 5):  # mid-update, and past a checkpoint: rows logged after it are made again
+        kill_after_rows(cmd + ["--resume"] * (rows > 1), tmp_path / "cut" / "progress.csv", rows)
+    train(script, tmp_path, *flags, "--resume", name="cut")
+    strip = lambda rows: [{k: v for k, v in r.items() if k not in VARYING} for r in rows]  # noqa: E731
+    assert len(rows_of(tmp_path, "whole")) == 6 and strip(rows_of(tmp_path, "cut")) == strip(rows_of(tmp_path, "whole"))
+
+
+def resume(tmp_path, total_steps, *flags, script="sar_ppo.py"):
+    return train(script, tmp_path, "--total-steps", str(total_steps), *TINY, "--resume", *flags, check=False)
+
+
+def decisions(tmp_path):
+    return [int(r["decision_steps"]) for r in rows_of(tmp_path)]
+
+
+def test_interrupted_run_says_one_line_and_resumes_to_every_row(tmp_path):
+    cmd = [sys.executable, os.path.join(ROOT, "sar_ppo.py"), "--log-dir", str(tmp_path), "--run-name", "run",
+           "--total-steps", "1000000", *TINY]  # it cannot finish before the signal
+    # SIGINT as a terminal delivers it, also when the suite runs in the background (where it is ignored)
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    progress = tmp_path / "run" / "progress.csv"
+    deadline = time.time() + 120
+    while time.time() < deadline and not (progress.exists() and len(progress.read_text().splitlines()) >= 3):
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGINT)
+    err = proc.communicate(timeout=60)[1]
+    assert err.count("\n") == 1 and "interrupted" in err and "--resume" in err
+    total = 256 * (len(decisions(tmp_path)) + 2)
+    assert resume(tmp_path, total).returncode == 0
+    assert decisions(tmp_path) == list(range(256, total + 1, 256))
+
+
+def test_failed_write_stops_with_one_line_and_the_run_resumes(tmp_path):
+    # a file-size limit fails the first update's checkpoint (~1.6 MB) like a full disk would
+    limit = lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (1_000_000, 1_000_000))  # noqa: E731
+    cmd = [sys.executable, os.path.join(ROOT, "sar_ppo.py"), "--log-dir", str(tmp_path), "--run-name", "run",
+           "--total-steps", "512", *TINY]
+    result = subprocess.run(cmd, capture_output=True, text=True, timeout=120, preexec_fn=limit)
+    assert result.returncode == 1 and result.stderr.count("\n") == 1 and "File too large" in result.stderr
+    train("sar_ppo.py", tmp_path, "--total-steps", "512", *TINY, "--resume")
+    assert decisions(tmp_path) == [256, 512]
+
+
+def snapshot(folder):
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+
+
+COMMITTED = os.path.join(ROOT, "results", "runs")
+
+
+@pytest.mark.parametrize("script,run", [("sar_ppo.py", "InvertedPendulum-v5__sar__dt0.002__s1"),
+                                        ("figar_ppo.py", "InvertedPendulum-v5__figar__dt0.04__s2")])
+def test_resume_of_a_committed_run_in_a_fresh_clone_changes_nothing(tmp_path, script, run):
+    # a clone has no checkpoints: a finished run is left alone, an unfinished one is refused, never retrained
+    shutil.copytree(os.path.join(COMMITTED, run), tmp_path / run)
+    with open(tmp_path / run / "config.json") as f:
+        config = json.load(f)
+    before = snapshot(tmp_path / run)
+    flags = ["--env-id", config["env_id"], "--dt", str(config["dt"]), "--seed", str(config["seed"]),
+             "--log-dir", str(tmp_path), "--resume"]
+    done = subprocess.run([sys.executable, os.path.join(ROOT, script), *flags, "--total-steps", str(config["total_steps"])],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and "finished" in done.stdout and snapshot(tmp_path / run) == before
+    longer = subprocess.run([sys.executable, os.path.join(ROOT, script), *flags, "--total-steps", "10000000"],
+                            capture_output=True, text=True, timeout=120)
+    assert longer.returncode == 2 and longer.stderr.count("\n") == 1 and "no checkpoint" in longer.stderr
+    assert snapshot(tmp_path / run) == before
+
+
+def test_resume_with_a_smaller_budget_is_finished_and_changes_nothing(tiny_run, tmp_path):
+    run = copy_of(tiny_run, tmp_path)
+    before = snapshot(run)
+    result = resume(tmp_path, 256)
+    assert result.returncode == 0 and "finished" in result.stdout and snapshot(run) == before
+
+
+def test_unfinished_run_without_checkpoint_is_refused(tiny_run, tmp_path):
+    run = copy_of(tiny_run, tmp_path, checkpoint=False)
+    before = snapshot(run)
+    result = resume(tmp_path, 1024)
+    assert result.returncode == 2 and result.stderr.count("\n") == 1 and "no checkpoint.pt" in result.stderr
+    assert snapshot(run) == before
+
+
+def test_resume_with_other_method_flags_exits_2_and_changes_nothing(tmp_path):
+    flags = ["--total-steps", "512", "--num-steps", "256", "--update-epochs", "1"]
+    train("sar_ppo.py", tmp_path, *flags)
+    before = (tmp_path / "run" / "progress.csv").read_text(), (tmp_path / "run" / "config.json").read_text()
+    result = train("sar_ppo.py", tmp_path, *flags, "--resume", "--norm", "l2", check=False)
+    assert result.returncode == 2 and result.stderr.count("\n") == 1 and "--norm" in result.stderr
+    assert before == ((tmp_path / "run" / "progress.csv").read_text(), (tmp_path / "run" / "config.json").read_text())
+    train("sar_ppo.py", tmp_path, *flags[:1], "1024", *flags[2:], "--resume")  # a longer budget is fine
+    assert [int(r["decision_steps"]) for r in rows_of(tmp_path)] == [256, 512, 768, 1024]
+
+
+def test_resume_of_a_finished_run_without_its_checkpoint_still_refuses_other_flags(tiny_run, tmp_path):
+    copy_of(tiny_run, tmp_path, checkpoint=False)  # as in a fresh clone: config.json holds the flags
+    result = train("sar_ppo.py", tmp_path, "--total-steps", "512", *TINY, "--resume", "--norm", "l2", check=False)
+    assert result.returncode == 2 and result.stderr.count("\n") == 1 and "--norm" in result.stderr, result.stderr
+    assert "is finished" in train("sar_ppo.py", tmp_path, "--total-steps", "512", *TINY, "--resume").stdout
+
+
+def torn(text):
+    return text[:len(text) * 2 // 3]
+
+
+@pytest.mark.parametrize("name,damage", [
+    ("config.json", torn), ("config.json", lambda _: "\x00\xff garbage"), ("progress.csv", lambda t: t[:-25]),
+    ("progress.csv", lambda _: "garbage\n1,2\n"), ("progress.csv", lambda t: t.replace("\n256,", "\n768,", 1)),
+    ("progress.csv", lambda t: "".join(t.splitlines(True)[:2]))])  # torn, foreign, out of order, a row missing
+def test_damaged_progress_or_config_beside_a_good_checkpoint_is_rebuilt_from_it(tiny_run, tmp_path, name, damage):
+    run = copy_of(tiny_run, tmp_path)
+    (run / name).write_text(damage((run / name).read_text()))
+    assert resume(tmp_path, 1024).returncode == 0
+    assert decisions(tmp_path) == [256, 512, 768, 1024]
+    with open(run / "config.json") as f:
+        assert [c["decision_steps"] for c in json.load(f)["code"]] == [0, 512]
+
+
+@pytest.mark.parametrize("damage", [torn, lambda _: "garbage", lambda _: ""])
+def test_damaged_checkpoint_is_refused_with_one_line_naming_it(tiny_run, tmp_path, damage):
+    run = copy_of(tiny_run, tmp_path)
+    path = run / "checkpoint.pt"
+    path.write_bytes(damage(path.read_bytes().decode("latin-1")).encode("latin-1"))
+    before = snapshot(run)
+    result = resume(tmp_path, 1024)
+    assert result.returncode == 2 and result.stderr.count("\n") == 1 and "checkpoint.pt" in result.stderr
+    assert snapshot(run) == before
+
+
+def test_foreign_checkpoint_is_refused_with_one_line(tiny_run, tmp_path):
+    run = copy_of(tiny_run, tmp_path)
+    torch.save({"agent": {}}, run / "checkpoint.pt")
+    before = snapshot(run)
+    result = resume(tmp_path, 1024)
+    assert result.returncode == 2 and result.stderr.count("\n") == 1 and "checkpoint.pt" in result.stderr
+    assert snapshot(run) == before
+
+
+def test_checkpoint_of_another_seed_is_refused_naming_the_flag(tiny_run, tmp_path):
+    run = copy_of(tiny_run, tmp_path)
+    before = snapshot(run)
+    result = resume(tmp_path, 1024, "--seed", "2")  # as if copied from seed 2's run: the flags differ
+    assert result.returncode == 2 and result.stderr.count("\n") == 1 and "--seed" in result.stderr
+    assert "--method" not in result.stderr and snapshot(run) == before
+
+
+@pytest.mark.parametrize("script", ["sar_ppo.py", "sar_trpo.py"])
+def test_a_folder_holding_only_a_checkpoint_is_a_run_and_is_not_started_over(tmp_path, script):
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "checkpoint.pt").write_bytes(b"the run")
+    result = train(script, tmp_path, "--total-steps", "256", "--num-steps", "256", check=False)
+    assert result.returncode == 2 and "--resume" in result.stderr and result.stderr.count("\n") == 1
+    assert (tmp_path / "run" / "checkpoint.pt").read_bytes() == b"the run"
+
+
+def test_a_second_process_on_the_same_run_is_refused_while_the_first_trains(tmp_path):
+    cmd = [sys.executable, os.path.join(ROOT, "sar_ppo.py"), "--log-dir", str(tmp_path), "--run-name", "run",
+           "--total-steps", "100000", *TINY]
+    first = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.time() + 120
+        while time.time() < deadline and not (tmp_path / "run" / "checkpoint.pt").exists():
+            time.sleep(0.05)
+        second = resume(tmp_path, 100000)
+        assert second.returncode == 2 and second.stderr.count("\n") == 1 and "another process" in second.stderr
+    finally:
+        first.kill()
+        first.wait()
+    assert resume(tmp_path, len(decisions(tmp_path)) * 256 + 256).returncode == 0  # a killed process's lock is gone
+    assert decisions(tmp_path) == list(range(256, decisions(tmp_path)[-1] + 1, 256))
+
+
+def test_resume_with_save_model_on_a_finished_run_writes_the_model_or_says_why_not(tiny_run, tmp_path):
+    run = copy_of(tiny_run, tmp_path)
+    assert resume(tmp_path, 512, "--save-model").returncode == 0
+    model, checkpoint = (torch.load(run / f, weights_only=True) for f in ("model.pt", "checkpoint.pt"))
+    assert sorted(model) == ["agent", "obs_rms", "repetition_stats"]
+    assert all(torch.equal(model["agent"][k], checkpoint["agent"][k]) for k in model["agent"])
+    (run / "model.pt").unlink()
+    (run / "checkpoint.pt").unlink()  # as in a clone
+    result = resume(tmp_path, 512, "--save-model")
+    assert result.returncode == 2 and result.stderr.count("\n") == 1 and "--save-model" in result.stderr
+
+
+def test_config_and_checkpoint_are_replaced_whole_or_not_at_all(tmp_path):
+    path = str(tmp_path / "config.json")
+    sar_ppo.save_atomic(path, '{"old": 1}')
+    os.mkdir(path + ".tmp")  # the write fails, as on a full disk
+    with pytest.raises(OSError):
+        sar_ppo.save_atomic(path, '{"new": 2}')
+    assert open(path).read() == '{"old": 1}'
+
+
+def test_diverging_loss_stops_before_a_nan_row_or_checkpoint(tmp_path):
+    run = {"dir": str(tmp_path), "counters": {"update": 3}, "rows": []}
+    with pytest.raises(SystemExit) as exit_info:
+        sar_ppo.log_row(run, {"policy_loss": math.nan, "value_loss": 0.5}, checkpoint=True)
+    assert "diverged in update 3" in str(exit_info.value.code) and "--learning-rate" in str(exit_info.value.code)
+    assert run["rows"] == [] and list(tmp_path.iterdir()) == []
+
+
+def test_config_records_the_commit_of_the_code_at_every_start_and_resume(tmp_path):
+    train("sar_ppo.py", tmp_path, "--total-steps", "256", *TINY)
+    train("sar_ppo.py", tmp_path, "--total-steps", "512", *TINY, "--resume")
+    with open(tmp_path / "run" / "config.json") as f:
+        code = json.load(f)["code"]
+    head = subprocess.run(["git", "-C", ROOT, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    assert [c["decision_steps"] for c in code] == [0, 256] and all(c["git_commit"] == head for c in code)
+    assert all(isinstance(c["git_dirty"], bool) for c in code)
+
+
+@pytest.mark.parametrize("module", [sar_ppo, figar_ppo, sar_trpo, figar_trpo])
+def test_the_episode_state_of_every_paper_task_loads_with_weights_only(module):
+    # Hopper's wrappers hold numpy scalars (DtEnv's episode return), which torch.load(weights_only=True) refuses
+    args = module.parse_args(["--env-id", "Hopper-v5", "--noise", "ext-force", "--hold-penalty"])
+    env, _ = module.make_decision_env(args)
+    raw_obs, _ = env.reset(seed=0)
+    for _ in range(3):
+        raw_obs, *_ = env.step(env.action_space.sample())
+    buffer = io.BytesIO()
+    torch.save(module.episode_state(env, raw_obs, raw_obs.astype(np.float32), np.float64(1.5), 0.5), buffer)
+    saved = torch.load(io.BytesIO(buffer.getvalue()), weights_only=True)
+    assert saved["returns"] == [1.5, 0.5] and isinstance(saved["layers"][-1]["episode_return"], float)
