@@ -193,21 +193,23 @@ def parse_args(argv=None):
     p.add_argument("--env-id", default="InvertedPendulum-v5", help="a gymnasium task with Box spaces (Table 1's eight)")
     p.add_argument("--dt", help="δ in seconds, or lowest|low|middle|original (Table 1); default lowest, or the task's")
     p.add_argument("--seed", type=within(int, 0, 2 ** 32 - 1), default=1, help="seeds torch and the envs")
-    p.add_argument("--physical-time", type=within(float, 0, 1e9, open_low=True),
-                   help="seconds of experience, summed over the envs (default: Fig. 4's 10^6 δ0-steps, 10^6·δ0)")
+    p.add_argument("--physical-time", type=within(float, 0, 10 ** 9, open_low=True),
+                   help="seconds of experience summed over the envs; default 10^6·δ0, Fig. 4's 10^6 δ0-steps")
     # DAU (the official README's recipe)
     p.add_argument("--num-envs", type=within(int, 1, 4096), default=256, help="N, envs stepped together")
     p.add_argument("--train-every", type=within(int, 1, 10 ** 6), default=10, help="K, vector steps between learning")
     p.add_argument("--gradient-steps", type=within(int, 1, 10 ** 6), default=50, help="L, gradient steps each time")
     p.add_argument("--batch-size", type=within(int, 1, 2 ** 20), default=256, help="transitions per gradient step")
     p.add_argument("--buffer-size", type=within(int, 1, 10 ** 9), default=1_000_000, help="replay memory, transitions")
-    p.add_argument("--learning-rate", type=within(float, 0, 1e6, open_low=True), default=0.1,
+    p.add_argument("--learning-rate", type=within(float, 0, 10 ** 6, open_low=True), default=0.1,
                    help="RMSprop's step size per second: lr·δ per step")
     p.add_argument("--gamma", type=within(float, 0, 1, open_low=True), default=0.99, help="discount per δ0")
-    p.add_argument("--ou-theta", type=within(float, 0, 1e6, open_low=True), default=7.5, help="OU stiffness θ (1/s)")
-    p.add_argument("--ou-sigma", type=within(float, 0, 1e6), default=1.5, help="OU scale σ (actions in [-1, 1])")
+    p.add_argument("--ou-theta", type=within(float, 0, 10 ** 6, open_low=True), default=7.5,
+                   help="OU stiffness θ (1/s)")
+    p.add_argument("--ou-sigma", type=within(float, 0, 10 ** 6), default=1.5, help="OU scale σ (actions in [-1, 1])")
     # Evaluation, logs, checkpoints
-    p.add_argument("--eval-every", type=within(int, 0, 10 ** 9), default=0, help="rows between evaluations")
+    p.add_argument("--eval-every", type=within(int, 0, 10 ** 9), default=0,
+                   help="rows between evaluations (a row: K vector steps, then L gradient steps)")
     p.add_argument("--eval-episodes", type=within(int, 1, 1000), default=5, help="episodes per evaluation")
     p.add_argument("--log-dir", type=checked(str, bool, "must name a folder"), default="runs",
                    help="runs are written to <log-dir>/<run-name>/")

@@ -2660,7 +2660,7 @@ def python_commands():
 
 COMMANDS = python_commands()
 SHELL_COMMANDS = sorted(glob.glob(os.path.join(BENCHMARK, "*.sh")))
-TRAINING = {"sar_ppo.py", "figar_ppo.py", "sar_trpo.py", "figar_trpo.py"}
+TRAINING = {"sar_ppo.py", "figar_ppo.py", "sar_trpo.py", "figar_trpo.py", "dau.py"}
 # The inputs a command reads from a run folder, and the arguments that make it read them (RUN: a copy of a
 # finished SAR-PPO run with its model.pt, OUT: an empty folder). plot.py and plot_rising_stochasticity.py
 # read folders of many runs: a damaged one is skipped with a warning by design.

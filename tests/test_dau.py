@@ -254,3 +254,11 @@ def test_a_bad_flag_on_the_command_line_is_one_line_and_exit_2(tmp_path):
     result = train(tmp_path, "--num-envs", "0", check=False)
     assert result.returncode == 2 and result.stderr.count("\n") == 1 and "--num-envs" in result.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_help_shows_every_range_and_never_a_default_of_none(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        dau.parse_args(["--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert exit_info.value.code == 0 and "None" not in text and "SUPPRESS" not in text
+    assert "--num-envs NUM_ENVS N, envs stepped together (must lie in [1, 4096]; default: 256)" in text
