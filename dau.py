@@ -224,19 +224,17 @@ def parse_args(argv=None):
     try:
         default_dt = "lowest" if args.env_id in envs.DT_TABLE else None  # given empty, --dt is bad input
         args.dt = envs.resolve_dt(args.env_id, default_dt if args.dt is None else args.dt)
-        dt0, space = envs.dt0_of(args.env_id), envs.make_env(args.env_id).action_space
     except ValueError as e:
         name, _, message = str(e).partition(": ")
         fail(f"--{name.replace('_', '-')}: {message}")
     for flag, ok, rule in [  # what no single flag sees
-            ("--env-id", np.isfinite([space.low, space.high]).all(), "π(s) = tanh(·) needs finite action bounds"),
             ("--dt", args.dt < 1, f"{args.dt:g} s leaves RMSprop no α = 1 − δ in (0, 1)"),
             ("--ou-theta", args.ou_theta * args.dt <= 1, f"θ·δ = {args.ou_theta * args.dt:g} must be at most 1, or the "
              "noise X ← X(1 − θδ) + σ√δ·ε grows without bound"),
             ("--buffer-size", args.buffer_size >= args.num_envs, "must hold one vector step, --num-envs transitions")]:
         if not ok:
             fail(f"{flag}: {rule}")
-    args.physical_time = 1e6 * dt0 if args.physical_time is None else args.physical_time
+    args.physical_time = 1e6 * envs.dt0_of(args.env_id) if args.physical_time is None else args.physical_time
     per_row = args.num_envs * args.train_every  # transitions
     args.total_steps = math.ceil(args.physical_time / args.dt / per_row - 1e-9) * per_row  # whole rows
     args.method = "DAU"
@@ -255,8 +253,10 @@ def main(argv=None):
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)  # the networks' init, the noise and the memory's draws
 
-    train_envs = [envs.make_env(args.env_id, args.dt, args.gamma) for _ in range(args.num_envs)]
-    env = train_envs[0]
+    env = envs.make_env(args.env_id, args.dt, args.gamma)
+    if not np.isfinite([env.action_space.low, env.action_space.high]).all():
+        fail(f"--env-id: {args.env_id}'s actions are unbounded; π(s) = tanh(·) needs finite bounds to scale to")
+    train_envs = [env] + [envs.make_env(args.env_id, args.dt, args.gamma) for _ in range(args.num_envs - 1)]
     dt, dt0, gamma_dt = env.dt, env.dt0, env.gamma_dt
     obs_dim, action_dim = env.observation_space.shape[0], env.action_space.shape[0]
     scale, bias = (env.action_space.high - env.action_space.low) / 2, (env.action_space.high + env.action_space.low) / 2
