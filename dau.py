@@ -491,7 +491,7 @@ def save_atomic(path, data):
     if isinstance(data, dict):
         torch.save(data, buffer := io.BytesIO())  # in memory first: a failed write is then an OSError
     with open(path + ".tmp", "wb") as f:
-        f.write(buffer.getvalue() if isinstance(data, dict) else data.encode())
+        f.write(buffer.getbuffer() if isinstance(data, dict) else data.encode())  # no copy: the memory is large
         f.flush()
         os.fsync(f.fileno())
     os.replace(path + ".tmp", path)
