@@ -70,8 +70,9 @@ class Agent(nn.Module):
 
 
 def make_optimizers(agent, learning_rate, dt):
-    """RMSprop(lr·δ, α = 1 − δ) for V, Ā and π (official optimizer.py): one step moves the networks by O(δ), as
-    one transition is O(δ) of experience. V and Ā step together, π after them; foreach: one call for all tensors."""
+    """RMSprop(lr·δ, α = 1 − δ) for V, Ā and π (official optimizer.py): a step moves the networks by O(δ), as a
+    transition is O(δ) of experience, and the mean square of the gradients spans about 1/δ steps, one second.
+    V and Ā step together, π after them; foreach: one call for all tensors."""
     def rmsprop(params):
         return torch.optim.RMSprop(params, lr=learning_rate * dt, alpha=1 - dt, foreach=True)
     return rmsprop([*agent.value.parameters(), *agent.advantage_raw.parameters()]), rmsprop(agent.actor.parameters())
@@ -278,9 +279,10 @@ def main(argv=None):
         if not math.isclose(args.total_steps * dt, args.physical_time) else ""
     print(f"{run['dir']}: {args.method}, {num_rows} rows of {args.train_every} steps of {args.num_envs} envs and "
           f"{args.gradient_steps} gradient steps{rounded}", flush=True)
-    obs = np.stack([e.reset(seed=args.seed * args.num_envs + i + 1_000_000 * counters["row"])[0]  # an older
-                    for i, e in enumerate(train_envs)])  # checkpoint or another env: fresh episodes
-    if "envs" in (run["state"] or {}):  # resume exactly where the checkpoint left every env
+    # a seed per env; on resume a MuJoCo task's envs continue as the checkpoint left them, others start afresh
+    obs = np.stack([e.reset(seed=args.seed * args.num_envs + i + 1_000_000 * counters["row"])[0]
+                    for i, e in enumerate(train_envs)])
+    if "envs" in (run["state"] or {}):
         obs = restore_envs(train_envs, run["state"]["envs"])
     next_obs, rewards = np.zeros_like(obs), np.zeros(args.num_envs)
     terminated, truncated = np.zeros((2, args.num_envs), bool)
@@ -334,13 +336,14 @@ def main(argv=None):
                "gradient_steps_per_s": round(args.gradient_steps / learn_time, 1)}
         checkpoint = counters["row"] % args.checkpoint_every == 0 or counters["row"] == num_rows
         log_row(run, row, checkpoint, (train_envs, obs))
-        if time.time() - shown[0] >= 10 or counters["row"] in (first, num_rows):  # a line every 10 s at most
+        if time.time() - shown[0] >= 10 or counters["row"] in (first, num_rows) or eval_return is not None:  # 10 s
             minutes = (num_rows - counters["row"]) * (time.time() - shown[0]) / max(1, counters["row"] - shown[1]) / 60
             printed = {k: math.nan if v == "" else v for k, v in row.items()}  # an empty cell prints as nan
             print(f"row {counters['row']}/{num_rows} | transitions {row['decision_steps']:,} | physical "
-                  f"{row['physical_time_s']:.0f}s | return {printed['return_mean']:.1f} | value loss {value_loss:.3g}"
-                  f" | {row['decisions_per_s']:.0f} transitions/s | {row['gradient_steps_per_s']:.0f} gradient "
-                  f"steps/s | left {minutes:.1f} min", flush=True)
+                  f"{row['physical_time_s']:.0f}s | return {printed['return_mean']:.1f} | eval "
+                  f"{printed['eval_return_mean']:.1f} | value loss {value_loss:.3g} | {row['decisions_per_s']:.0f} "
+                  f"transitions/s | {row['gradient_steps_per_s']:.0f} gradient steps/s | left {minutes:.1f} min",
+                  flush=True)
             shown = (time.time(), counters["row"])
 
 
