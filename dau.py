@@ -183,12 +183,23 @@ def within(kind, low, high, open_low=False):  # [low, high], or (low, high]; nan
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter):  # --help: each flag's range, and its default if it has one
     def _get_help_string(self, action):
-        shown = action.default is not None and action.default is not False and action.default != argparse.SUPPRESS
-        notes = [getattr(action.type, "rule", ""), f"default: {action.default}" * shown]
-        return action.help + (f" ({'; '.join(note for note in notes if note)})" if any(notes) else "")
+        notes = [getattr(action.type, "rule", "")]
+        if action.default not in (None, False, argparse.SUPPRESS):
+            notes.append(f"default: {action.default}")
+        notes = [note for note in notes if note]
+        return f"{action.help} ({'; '.join(notes)})" if notes else action.help
 
 
 def parse_args(argv=None):
+    """The flags, each checked on its own; then the rules between flags and the budget in transitions; then the
+    names of the method and the run."""
+    args = make_parser().parse_args(argv)
+    check_args(args)
+    name_run(args)
+    return args
+
+
+def make_parser():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
     p.error = fail  # argparse's own errors (unknown flag, bad value) as one line too
     p.add_argument("--env-id", default="InvertedPendulum-v5", help="a gymnasium task with Box spaces (Table 1's eight)")
@@ -220,8 +231,11 @@ def parse_args(argv=None):
                    help="rows between checkpoints (the replay memory is in each)")
     p.add_argument("--resume", action="store_true", help="continue the run from its last checkpoint")
     p.add_argument("--threads", type=within(int, 1, os.cpu_count()), default=1, help="torch threads")
-    args = p.parse_args(argv)
+    return p
 
+
+def check_args(args):
+    """What no single flag sees, in one table; then the budget: --physical-time in transitions, whole rows."""
     try:
         default_dt = "lowest" if args.env_id in envs.DT_TABLE else None  # given empty, --dt is bad input
         args.dt = envs.resolve_dt(args.env_id, default_dt if args.dt is None else args.dt)
@@ -238,9 +252,12 @@ def parse_args(argv=None):
     args.physical_time = 1e6 * envs.dt0_of(args.env_id) if args.physical_time is None else args.physical_time
     per_row = args.num_envs * args.train_every  # transitions
     args.total_steps = math.ceil(args.physical_time / args.dt / per_row - 1e-9) * per_row  # whole rows
+
+
+def name_run(args):
+    """The method's name and the run's: <env>__dau__dt<δ>__s<seed>."""
     args.method = "DAU"
     args.run_name = args.run_name or f"{args.env_id}__dau__dt{args.dt:g}__s{args.seed}"
-    return args
 
 
 COLUMNS = ["decision_steps", "env_steps", "physical_time_s", "wall_time_s", "episodes", "return_mean",  # progress.csv
@@ -302,6 +319,10 @@ def main(argv=None):
                 if terminated[i] or truncated[i]:
                     finished.append(info["episode"]["r"])
                     after[i] = e.reset()[0]
+            for name, values in (("observation", next_obs), ("reward", rewards), ("observation", after)):
+                if not np.isfinite(values).all():  # it would reach the memory, then every network
+                    sys.exit(f"{os.path.basename(sys.argv[0])}: the environment failed in row {counters['row'] + 1} "
+                             f"({name}: not finite); the run is kept up to its last checkpoint")
             cut = truncated & ~terminated  # by the time limit: tells nothing of V(s'), weight 0 (offline_agent.py)
             memory.add(obs, actions, rewards, next_obs, terminated, 1.0 - cut)
             obs = after
@@ -338,12 +359,12 @@ def main(argv=None):
         log_row(run, row, checkpoint, (train_envs, obs))
         if time.time() - shown[0] >= 10 or counters["row"] in (first, num_rows) or eval_return is not None:  # 10 s
             minutes = (num_rows - counters["row"]) * (time.time() - shown[0]) / max(1, counters["row"] - shown[1]) / 60
-            printed = {k: math.nan if v == "" else v for k, v in row.items()}  # an empty cell prints as nan
+            returns = f"return {row['return_mean']:.1f}" if finished else "no episode ended"
+            evaluated = "" if eval_return is None else f" | evaluation {eval_return:.1f}"
             print(f"row {counters['row']}/{num_rows} | transitions {row['decision_steps']:,} | physical "
-                  f"{row['physical_time_s']:.0f}s | return {printed['return_mean']:.1f} | eval "
-                  f"{printed['eval_return_mean']:.1f} | value loss {value_loss:.3g} | {row['decisions_per_s']:.0f} "
-                  f"transitions/s | {row['gradient_steps_per_s']:.0f} gradient steps/s | left {minutes:.1f} min",
-                  flush=True)
+                  f"{row['physical_time_s']:.0f}s | {returns}{evaluated} | value loss {value_loss:.3g} | "
+                  f"{row['decisions_per_s']:.0f} transitions/s | {row['gradient_steps_per_s']:.0f} gradient steps/s | "
+                  f"left {minutes:.1f} min", flush=True)
             shown = (time.time(), counters["row"])
 
 
@@ -382,9 +403,11 @@ def open_run(args, learner, config):
         fail(f"--run-name: {run_dir} is being trained by another process")
     except OSError as e:
         fail(f"--log-dir: cannot make {run_dir} ({e.strerror})")
+    if (os.path.exists(progress) or os.path.exists(checkpoint)) and not args.resume:  # made meanwhile by another
+        fail(f"--run-name: {run_dir} exists; pass --resume to continue it or choose another --run-name")
     run = {"dir": run_dir, "learner": learner, "rows": [], "config": None, "state": None, "counters": {
         "row": 0, "transitions": 0, "gradient_steps": 0, "episodes": 0, "wall_time_s": 0.0}}
-    state, done = None, 0
+    state, done, made = None, 0, {}
     if args.resume and os.path.exists(checkpoint):
         try:
             state = torch.load(checkpoint, weights_only=True)
@@ -393,7 +416,7 @@ def open_run(args, learner, config):
                 part.load_state_dict(state[name])
             torch.set_rng_state(state["torch_rng"])
             run.update(counters=state["counters"], rows=state["rows"], config=state["config"], state=state)
-            done = run["counters"]["transitions"]
+            done, made = run["counters"]["transitions"], state["config"]
         except Exception as e:  # noqa: BLE001 - a damaged or foreign file fails in many ways, each one line here
             fail(f"--resume: {checkpoint} is not a checkpoint of this run ({type(e).__name__}: {e})")
     elif args.resume and os.path.exists(progress):  # a clone has no checkpoint: read progress.csv's last whole row
@@ -403,11 +426,15 @@ def open_run(args, learner, config):
             fail(f"--resume: cannot read {progress} ({type(e).__name__}), and there is no checkpoint.pt")
         if done:  # rows logged: refuse other flags as a checkpoint would; config.json holds them
             try:
-                refuse_changed_flags(args, json.loads(Path(run_dir, "config.json").read_text()), run_dir)
+                made = json.loads(Path(run_dir, "config.json").read_text())
+                refuse_changed_flags(args, made, run_dir)
             except (OSError, ValueError) as e:
                 fail(f"--resume: cannot read {run_dir}/config.json ({type(e).__name__}), and there is no checkpoint.pt")
         if 0 < done < args.total_steps:
             fail(f"--resume: {run_dir} has {done:,} transitions but no checkpoint.pt to continue from")
+    if made.get("physical_time", args.physical_time) != args.physical_time:  # a budget may change on --resume: say so
+        print(f"note: {run_dir} was made with --physical-time {made['physical_time']:g} s; it now ends at "
+              f"{args.physical_time:g} s")
     if done >= args.total_steps:
         print(f"{run_dir} is finished: {done:,} transitions reach --physical-time {args.physical_time:g} s; "
               "nothing to do")
@@ -512,5 +539,7 @@ if __name__ == "__main__":
     try:
         main()
     except (KeyboardInterrupt, OSError) as e:  # Ctrl-C, or a failed write (a full disk): one line; the run resumes
-        sys.exit(f"{os.path.basename(sys.argv[0])}: {'interrupted' if isinstance(e, KeyboardInterrupt) else e}; "
-                 f"continue the run with the same command plus --resume")
+        again = "the same command" if "--resume" in sys.argv else "the same command plus --resume"
+        if isinstance(e, KeyboardInterrupt):
+            sys.exit(f"{os.path.basename(sys.argv[0])}: interrupted; continue the run with {again}")
+        sys.exit(f"{os.path.basename(sys.argv[0])}: {e}; once that is mended, continue the run with {again}")

@@ -227,6 +227,61 @@ def test_a_run_killed_twice_and_resumed_gives_the_uninterrupted_runs_rows(tmp_pa
     assert int(whole[-1]["episodes"]) > 4  # episodes did end
 
 
+def test_a_fresh_start_refuses_a_run_another_process_made_while_it_took_the_lock(tmp_path, monkeypatch, capsys):
+    args = dau.parse_args(["--log-dir", str(tmp_path), "--run-name", "run"])
+    real_flock = dau.fcntl.flock
+
+    def flock_after_another_run(fd, flags):  # another process's run lands between the first check and the lock
+        (tmp_path / "run" / "progress.csv").write_text("theirs")
+        return real_flock(fd, flags)
+    monkeypatch.setattr(dau.fcntl, "flock", flock_after_another_run)
+    with pytest.raises(SystemExit) as exit_info:
+        dau.open_run(args, {}, {})
+    assert exit_info.value.code == 2 and "exists" in capsys.readouterr().err
+    assert (tmp_path / "run" / "progress.csv").read_text() == "theirs"
+
+
+# Toy tasks registered in the child process: a non-finite observation, a non-finite reward.
+TOYS = """
+import runpy, sys
+import gymnasium as gym
+import numpy as np
+class Toy(gym.Env):
+    observation_space, action_space = gym.spaces.Box(-1, 1, (2,)), gym.spaces.Box(-1, 1, (1,))
+    dt, bad = 0.01, None
+    def reset(self, seed=None, options=None):
+        return np.zeros(2, np.float32), {}
+    def step(self, action):
+        obs = np.full(2, np.nan if self.bad == "obs" else 0.0, np.float32)
+        return obs, float("nan") if self.bad == "reward" else 0.0, False, False, {}
+gym.register("NanObservation-v0", entry_point=type("NanObservation", (Toy,), {"bad": "obs"}), max_episode_steps=100)
+gym.register("NanReward-v0", entry_point=type("NanReward", (Toy,), {"bad": "reward"}), max_episode_steps=100)
+sys.argv = sys.argv[1:]
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
+
+@pytest.mark.parametrize("env_id,named", [("NanObservation-v0", "observation: not finite"),
+                                          ("NanReward-v0", "reward: not finite")])
+def test_a_non_finite_observation_or_reward_ends_the_run_in_one_line_naming_it(tmp_path, env_id, named):
+    result = subprocess.run([sys.executable, "-c", TOYS, os.path.join(ROOT, "dau.py"), "--env-id", env_id, "--dt",
+                             "0.01", "--physical-time", "1", *SMALL, "--log-dir", str(tmp_path)],
+                            capture_output=True, text=True, timeout=240)
+    assert result.returncode == 1 and result.stderr.count("\n") == 1, result.stderr
+    assert f"the environment failed in row 1 ({named})" in result.stderr
+
+
+def test_a_progress_line_has_no_nan_and_a_resume_that_changes_the_budget_says_so(tmp_path):
+    # InvertedPendulum at δ_lowest: its first episodes outlast the first rows of 4 envs × 5 steps
+    flags = [*SMALL, "--eval-every", "5", "--eval-episodes", "1"]
+    first = train(tmp_path, "--physical-time", "1", *flags).stdout
+    lines = [line for line in first.splitlines() if line.startswith("row ")]
+    assert "nan" not in first and "no episode ended" in lines[0] and "| evaluation " in lines[-1]
+    longer = train(tmp_path, "--physical-time", "2", *flags, "--resume").stdout  # a lock is the process's: another
+    assert "was made with --physical-time 1 s; it now ends at 2 s" in longer and "row 50/50" in longer
+    assert len(rows(tmp_path / "run")) == 50
+
+
 # ---------------------------------------------------------------- bad input
 @pytest.mark.parametrize("flags,named", [
     (["--physical-time", "-1"], "--physical-time"), (["--physical-time", "0"], "--physical-time"),
