@@ -2,7 +2,7 @@
 
 Runs are grouped by (env, setting, method, δ), where the setting is `deterministic`, a --noise kind,
 and/or `hold-penalty`. Only the paper's methods (SAR, λ-SAR, FiGAR-C and the plain learner, on PPO, TRPO
-or A2C, and PPO (scaled)) are read unless --variants is given: a variant ("SAR-PPO (d_max=0.2)", "SAR-PPO
+or A2C, PPO (scaled), and DAU) are read unless --variants is given: a variant ("SAR-PPO (d_max=0.2)", "SAR-PPO
 (Δ on dims 2,3)") never enters a main-method panel by accident. Runs of one cell (env, setting, method, δ)
 with different budgets are never averaged: the budget most of them share is kept, the others are named
 and left out. Each learner gets figures of its own (with several learners, each file name starts with
@@ -72,13 +72,13 @@ X_LABELS = {"decision_steps": "decision steps", "physical_time_s": "physical tim
 # The order of the paper's tasks (Sec. 5) and methods; any other comes after them, sorted.
 TASKS = ["InvertedPendulum-v5", "InvertedDoublePendulum-v5", "Hopper-v5", "Walker2d-v5", "HalfCheetah-v5",
          "Ant-v5", "Reacher-v5", "Swimmer-v5"]
-LEARNERS = ["PPO", "TRPO", "A2C"]
-METHODS = [f"{family}{learner}" for learner in LEARNERS for family in ("SAR-", "λ-SAR-", "FiGAR-C-", "")] \
-    + ["PPO (scaled)", "ARP-PPO", "ARP-PPO (scaled)"]
+LEARNERS = ["PPO", "TRPO", "A2C", "DAU"]  # DAU (dau.py, Fig. 4): a learner and a method of its own
+METHODS = [f"{family}{learner}" for learner in LEARNERS[:3] for family in ("SAR-", "λ-SAR-", "FiGAR-C-", "")] \
+    + ["PPO (scaled)", "ARP-PPO", "ARP-PPO (scaled)", "DAU"]
 # One colour per method family in every figure, the theory plots of benchmark/ included (Okabe & Ito's
 # colour-blind-safe palette), keyed by the family's PPO name; anything else is grey.
 FAMILY_COLORS = {"SAR-PPO": "#0072B2", "λ-SAR-PPO": "#009E73", "FiGAR-C-PPO": "#D55E00", "PPO": "#3A3A3A",
-                 "PPO (scaled)": "#CC79A7", "ARP-PPO": "#E69F00", "ARP-PPO (scaled)": "#E69F00"}
+                 "PPO (scaled)": "#CC79A7", "ARP-PPO": "#E69F00", "ARP-PPO (scaled)": "#E69F00", "DAU": "#56B4E9"}
 SCALED_LINE = "--"  # a "(scaled)" method (lr × δ/δ0, App. F.2) beside its base: dashed
 OTHER_COLOR = "#8C8C8C"
 DT_LINES = ["-", "--", ":", "-."]  # smallest δ first
@@ -130,7 +130,7 @@ def learners_of(keys):
 def method_color(method, shade=0.0):
     """The method's family colour (a variant: its base's), mixed with white by `shade` ∈ [0, 1)."""
     base = base_method(method)
-    family = base and base.replace(learner_of(base), "PPO")
+    family = base if base in FAMILY_COLORS else base and base.replace(learner_of(base), "PPO")
     rgb = np.array(matplotlib.colors.to_rgb(FAMILY_COLORS.get(family, OTHER_COLOR)))
     return tuple(rgb + (1 - rgb) * shade)
 
@@ -789,7 +789,7 @@ def runs_table(groups, score=final_return, what="final return"):
 
 
 def by_learner(groups):
-    """{learner: its groups}, in the order PPO, TRPO, A2C."""
+    """{learner: its groups}, in the order PPO, TRPO, A2C, DAU."""
     split = defaultdict(dict)
     for key, runs in groups.items():
         split[learner_of(key[2])][key] = runs

@@ -1,8 +1,9 @@
 """Speed, as ratios measured side by side in one invocation (the machine is shared and noisy).
 
     pip install -r benchmark/requirements.txt      # adds stable-baselines3 for P1
-    python benchmark/speed.py --quick              # all four figures in under three minutes
+    python benchmark/speed.py --quick              # all five figures in under four minutes
     python benchmark/speed.py                      # longer runs, steadier figures
+    python benchmark/speed.py --only 6             # DAU's figures only
 
 P1  decisions/s of `sar_ppo.py --no-repeat` at δ0 on InvertedPendulum-v5 vs SB3 PPO with the paper's
     hyperparameters, same decisions, same threads, whole training; the runs alternate, median ratio.
@@ -14,6 +15,12 @@ P4  the PPO update's time per minibatch step (read off P3's progress.csv: update
     time) vs a bare forward + backward + Adam step of the same two networks on the same minibatch.
 P5  (--device cuda, where a GPU exists) the same minibatch step, and one decision's policy forward, on the
     GPU vs on the CPU: why the scripts run on the CPU.
+P6  DAU (dau.py) with the recipe's N = 256 envs, K = 10, L = 50, batch 256, on InvertedPendulum-v5 at δ_lowest:
+    a short run's cost per transition (its stepping part: acting, the envs, the memory) and per gradient step,
+    read off its progress.csv; then, in this process and alternating, rounds of L gradient steps as dau.py takes
+    them vs L bare steps of the same three networks on the same batch: a forward + backward + RMSprop of V, Ā
+    and π once each, and the passes DAU's loss makes (V on s and s', Ā on (s, a) and (s, π(s)), Ā again for π)
+    made bare in one forward, one backward and one RMSprop step.
 """
 import argparse
 import csv
@@ -30,6 +37,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the project's folder
+import dau
 import envs
 import sar_ppo
 from tools import ROOT, promises
@@ -183,20 +191,80 @@ def p5(device, steps=300):
           f"{cpu_forward * 1e6:.0f} µs ({gpu_forward / cpu_forward:.2f}x)")
 
 
+def p6(rows, rounds, threads, log_dir):
+    n, k, steps, size = 256, 10, 50, 256  # the official recipe's N, K, L and batch
+    dt = envs.resolve_dt("InvertedPendulum-v5", "lowest")
+    logged = run_ours("dau.py", ["--dt", "lowest", "--physical-time", f"{rows * n * k * dt:g}", "--threads",
+                                 str(threads)], log_dir, "p6")[1:]  # the first row is warm-up
+    transitions = int(logged[-1]["decision_steps"]) / float(logged[-1]["wall_time_s"])
+    per_transition = np.median([1 / float(r["env_steps_per_s"]) for r in logged])
+    per_step = np.median([1 / float(r["gradient_steps_per_s"]) for r in logged])
+
+    torch.set_num_threads(threads)
+    torch.manual_seed(0)
+    agent = dau.Agent(4, 1)
+    critic_optimizer, actor_optimizer = dau.make_optimizers(agent, 0.1, dt)
+    bare_optimizer = torch.optim.RMSprop(agent.parameters(), lr=0.1 * dt, alpha=1 - dt, foreach=True)
+    memory = dau.ReplayMemory(100 * n, n, 4, 1)
+    for _ in range(100):
+        memory.add(np.random.randn(n, 4), np.random.uniform(-1, 1, (n, 1)), np.random.rand(n), np.random.randn(n, 4),
+                   np.random.rand(n) < 0.01, np.random.rand(n) > 0.001)
+    obs, actions, _, next_obs, _, _ = (b[0] for b in memory.sample(1, size))
+
+    def dau_steps():
+        batches = memory.sample(steps, size)
+        for j in range(steps):
+            dau.dau_update(agent, critic_optimizer, actor_optimizer, [b[j] for b in batches], dt, 0.99)
+
+    def bare_steps():
+        for _ in range(steps):
+            advantage = agent.advantage_raw(torch.cat([obs, actions], 1))
+            loss = agent.value(obs).square().mean() + advantage.square().mean() + agent.actor(obs).square().mean()
+            bare_optimizer.zero_grad()
+            loss.backward()
+            bare_optimizer.step()
+
+    def same_passes():
+        for _ in range(steps):
+            policy = agent.act(obs)
+            with torch.no_grad():
+                next_value = agent.value(next_obs)
+            both = agent.advantage_raw(torch.cat([torch.cat([obs, actions], 1), torch.cat([obs, policy.detach()], 1)]))
+            loss = (agent.value(obs) + both[:size] - both[size:] - next_value).square().mean() \
+                - agent.advantage_raw(torch.cat([obs, policy], 1)).mean()
+            bare_optimizer.zero_grad()
+            loss.backward()
+            bare_optimizer.step()
+    times = np.zeros((3, rounds))
+    for r in range(rounds + 1):  # round 0 warms up
+        for i, block in enumerate((dau_steps, bare_steps, same_passes)):
+            start = time.perf_counter()
+            block()
+            if r:
+                times[i, r - 1] = (time.perf_counter() - start) / steps
+    step, bare, same = np.median(times, axis=1)
+    print(f"P6 DAU, InvertedPendulum-v5 δ={dt:g}, N={n}, K={k}, L={steps}, batch {size}, {threads} thread(s): a run "
+          f"of {len(logged) + 1} rows, {transitions:.0f} transitions/s overall, {per_transition * 1e6:.0f} µs per "
+          f"transition stepping (acting, {n} envs, memory), {per_step * 1e3:.2f} ms per gradient step; in this "
+          f"process, {rounds} alternating rounds: DAU's step {step * 1e3:.2f} ms, bare forward+backward+RMSprop of V, Ā, π "
+          f"{bare * 1e3:.2f} ms (ratio {step / bare:.2f}x), DAU's passes made bare {same * 1e3:.2f} ms "
+          f"(ratio {step / same:.2f}x)")
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.error = fail
-    p.add_argument("--quick", action="store_true", help="all four figures in under three minutes")
+    p.add_argument("--quick", action="store_true", help="all five figures in under four minutes")
     p.add_argument("--threads", type=within(int, 1, 256), default=1)
-    p.add_argument("--only", default="1234", help="which figures, e.g. 24")
+    p.add_argument("--only", default="12346", help="which figures, e.g. 24")
     p.add_argument("--device", choices=["cpu", "cuda"], default="cpu", help="cuda: measure P5 only, GPU vs CPU")
     args = p.parse_args(argv)
     if args.device == "cuda" and not torch.cuda.is_available():
         fail("--device: no CUDA GPU here (torch.cuda.is_available() is False); the scripts run on the CPU")
-    if not args.only or set(args.only) - set("1234"):
-        fail(f"--only: figures among 1, 2, 3, 4 (e.g. 24), got {args.only!r}")
+    if not args.only or set(args.only) - set("12346"):
+        fail(f"--only: figures among 1, 2, 3, 4, 6 (e.g. 24), got {args.only!r}")
     if "1" in args.only and importlib.util.find_spec("stable_baselines3") is None:
-        fail("--only: P1 needs stable-baselines3: pip install -r benchmark/requirements.txt (or --only 234)")
+        fail("--only: P1 needs stable-baselines3: pip install -r benchmark/requirements.txt (or --only 2346)")
     torch.set_num_threads(args.threads)
     print(f"machine: {os.cpu_count()} cores, {open('/proc/cpuinfo').read().split('model name')[1].split(':')[1].splitlines()[0].strip()}; "
           f"torch {torch.__version__}, {args.threads} thread(s)")
@@ -211,6 +279,8 @@ def main(argv=None):
                 p2(env_id, dt, 1_000 if args.quick else 5_000)
         if "3" in args.only or "4" in args.only:
             p3_p4(51_200 if args.quick else 102_400, args.threads, log_dir, 300 if args.quick else 2_000)
+        if "6" in args.only:
+            p6(6 if args.quick else 20, 5 if args.quick else 15, args.threads, log_dir)
 
 
 if __name__ == "__main__":

@@ -31,7 +31,7 @@ def python_commands():
 COMMANDS = python_commands()
 
 
-TRAINING = {"sar_ppo.py", "figar_ppo.py", "sar_trpo.py", "figar_trpo.py"}
+TRAINING = {"sar_ppo.py", "figar_ppo.py", "sar_trpo.py", "figar_trpo.py", "arp_ppo.py", "dau.py"}
 
 
 class StartedWork(Exception):

@@ -71,7 +71,8 @@ def main(argv=None):
         if not line.strip():
             continue
         _, flags = training_args(line)  # as status.py reads it: anything else is one line and exit 2
-        rate, how = estimate(rates, (flags.env_id, flags.method, flags.dt, flags.noise))
+        noise = getattr(flags, "noise", None)  # dau.py has no stochastic settings
+        rate, how = estimate(rates, (flags.env_id, flags.method, flags.dt, noise))
         if rate is None:
             fail(f"no committed run of {flags.env_id} with {flags.method} to time: {line.strip()}")
         hours += rate * flags.total_steps / 3600

@@ -4,9 +4,10 @@
     bash benchmark/fig3_ppo_five_tasks.sh --list | python tools/status.py -v     # every run
     bash benchmark/fig3_ppo_five_tasks.sh --list | python tools/status.py --check  # exit 1 unless all finished
 
-Reads the commands on stdin (`python sar_ppo.py ...`, or of figar_ppo.py, sar_trpo.py, figar_trpo.py, arp_ppo.py, one per
-line, run from the project's folder as the figure scripts do), finds each one's run folder with the script's own
-flag parsing, and compares the last whole row of its progress.csv with its --total-steps. An unfinished run
+Reads the commands on stdin (`python sar_ppo.py ...`, or of figar_ppo.py, sar_trpo.py, figar_trpo.py, arp_ppo.py,
+dau.py, one per line, run from the project's folder as the figure scripts do), finds each one's run folder with the
+script's own flag parsing, and compares the last whole row of its progress.csv with its --total-steps (dau.py: the
+transitions of its --physical-time). An unfinished run
 can be resumed only if it has a checkpoint.pt (shown). A run with rows whose config.json holds other flags
 than the command's (say --max-kl) is "made with other flags": the command would refuse to resume it. The
 figure scripts call it with --check before drawing, so that no figure is drawn from an incomplete set of runs.
@@ -23,6 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the project's folder
 import arp_ppo
+import dau
 import figar_ppo
 import figar_trpo
 import sar_ppo
@@ -31,7 +33,7 @@ from tools import ROOT, promises
 from tools.promises import brief, fail
 
 SCRIPTS = {"sar_ppo.py": sar_ppo, "figar_ppo.py": figar_ppo, "sar_trpo.py": sar_trpo, "figar_trpo.py": figar_trpo,
-           "arp_ppo.py": arp_ppo}
+           "arp_ppo.py": arp_ppo, "dau.py": dau}
 
 
 def training_args(command):
