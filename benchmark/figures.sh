@@ -38,6 +38,12 @@ plot results/runs --only "${A2C[@]}" --kinds grid normalised bars --prefix a2c_
 ONE_TASK=({InvertedPendulum,InvertedDoublePendulum,Hopper}-v5__{sar,figar,ppo}__dt{0.0005,0.002,0.008,0.01,0.04,0.05}__s)
 plot results/runs --only "${ONE_TASK[@]}" --kinds curves durations bars
 plot results/runs --only "${ONE_TASK[@]}" --kinds curves --x physical_time_s
+# App. F.2 (appF_ppo_scaled.sh) and App. G (appG_arp.sh): SAR-PPO against PPO and PPO (scaled), and against ARP-PPO and
+# ARP-PPO (scaled), each task at δ_lowest, against physical time and training (wall-clock) time
+LOWEST=({InvertedPendulum,InvertedDoublePendulum,HalfCheetah,Swimmer,Ant}-v5__METHODS__dt0.002__s {Hopper,Walker2d}-v5__METHODS__dt0.0005__s Reacher-v5__METHODS__dt0.001__s)
+for x in physical_time_s wall_time_s; do
+  plot results/runs --only "${LOWEST[@]//METHODS/sar}" "${LOWEST[@]//METHODS/ppo}" "${LOWEST[@]//METHODS/ppo-scaled}" --kinds lowest --x $x --prefix appF_
+done
 # Fig. 5: SAR-PPO vs FiGAR-C-PPO under the three stochastic settings at δ_lowest: InvertedPendulum
 # (fig5_stochastic_inverted_pendulum.sh)
 plot results/runs --only InvertedPendulum-v5__{sar,figar}__dt0.002__{action,ext-force,ext-force-perceptible}__s --kinds fig5
