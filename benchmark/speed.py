@@ -246,7 +246,8 @@ def p6(rows, rounds, threads, log_dir):
     print(f"P6 DAU, InvertedPendulum-v5 δ={dt:g}, N={n}, K={k}, L={steps}, batch {size}, {threads} thread(s): a run "
           f"of {len(logged) + 1} rows, {transitions:.0f} transitions/s overall, {per_transition * 1e6:.0f} µs per "
           f"transition stepping (acting, {n} envs, memory), {per_step * 1e3:.2f} ms per gradient step; in this "
-          f"process, {rounds} alternating rounds: DAU's step {step * 1e3:.2f} ms, bare forward+backward+RMSprop of V, Ā, π "
+          f"process, {rounds} alternating rounds: DAU's step {step * 1e3:.2f} ms, "
+          f"bare forward+backward+RMSprop of V, Ā, π "
           f"{bare * 1e3:.2f} ms (ratio {step / bare:.2f}x), DAU's passes made bare {same * 1e3:.2f} ms "
           f"(ratio {step / same:.2f}x)")
 
@@ -266,8 +267,8 @@ def main(argv=None):
     if "1" in args.only and importlib.util.find_spec("stable_baselines3") is None:
         fail("--only: P1 needs stable-baselines3: pip install -r benchmark/requirements.txt (or --only 2346)")
     torch.set_num_threads(args.threads)
-    print(f"machine: {os.cpu_count()} cores, {open('/proc/cpuinfo').read().split('model name')[1].split(':')[1].splitlines()[0].strip()}; "
-          f"torch {torch.__version__}, {args.threads} thread(s)")
+    cpu = open("/proc/cpuinfo").read().split("model name")[1].split(":")[1].splitlines()[0].strip()
+    print(f"machine: {os.cpu_count()} cores, {cpu}; torch {torch.__version__}, {args.threads} thread(s)")
     if args.device == "cuda":
         p5("cuda")
         return

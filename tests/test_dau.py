@@ -10,7 +10,6 @@ import subprocess
 import sys
 import time
 
-import numpy as np
 import pytest
 import torch
 
@@ -172,8 +171,8 @@ def short_run(tmp_path_factory):
 def test_a_short_run_takes_t_over_dt_times_l_over_k_n_gradient_steps_and_logs_its_rows(short_run):
     folder, printed = short_run
     logged = rows(folder)
-    t, dt, n, k, l = 2.0, 0.002, 4, 5, 3
-    assert int(logged[-1]["gradient_steps"]) == round(t / dt * l / (k * n)) == 150
+    t, dt, n, k, steps = 2.0, 0.002, 4, 5, 3  # T, δ, N envs, every K vector steps L gradient steps
+    assert int(logged[-1]["gradient_steps"]) == round(t / dt * steps / (k * n)) == 150
     assert [int(r["decision_steps"]) for r in logged] == [n * k * (i + 1) for i in range(50)]
     assert float(logged[-1]["physical_time_s"]) == pytest.approx(t)
     assert all(r["action_duration_mean_s"] == "0.002" and r["safe_radius_mean"] == r["approx_kl"] == "" for r in logged)
