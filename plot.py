@@ -108,7 +108,9 @@ def mean_range(values):
 
 def ordered(names, first):
     """`names` in the order of `first`, a variant ("SAR-PPO (d_max=0.2)") right after its base; others last."""
-    rank = lambda name: min([i for i, f in enumerate(first) if name == f or name.startswith(f + " ")], default=len(first))
+    def rank(name):
+        return min([i for i, f in enumerate(first) if name == f or name.startswith(f + " ")], default=len(first))
+
     return sorted(names, key=lambda name: (rank(name), name))
 
 
@@ -213,8 +215,8 @@ def load_run(folder, partial=False, max_steps=None, counts=None):
             raise ValueError("progress.csv has no rows")
         check_order([float(r["decision_steps"]) for r in rows], config.get("num_steps"))
         if max_steps is not None and int(rows[0]["decision_steps"]) > max_steps:  # the flag's fault, not the run's
-            fail(f"--max-steps: {max_steps:,} is before the first update of {folder} ({int(rows[0]['decision_steps']):,} "
-                 "decisions)")
+            fail(f"--max-steps: {max_steps:,} is before the first update of {folder} "
+                 f"({int(rows[0]['decision_steps']):,} decisions)")
         if max_steps is not None:
             rows = [r for r in rows if int(r["decision_steps"]) <= max_steps]
         columns = {k: np.array([number(r[k]) for r in rows]) for k in
@@ -224,7 +226,8 @@ def load_run(folder, partial=False, max_steps=None, counts=None):
             config[key]  # noqa: B018 - raises KeyError if missing
         goal = config["total_steps"] if max_steps is None else min(max_steps, config["total_steps"])
         if not partial and columns["decision_steps"][-1] < goal:
-            raise Unfinished(f"unfinished: {int(columns['decision_steps'][-1])} of {goal} decisions (--partial plots it)")
+            raise Unfinished(f"unfinished: {int(columns['decision_steps'][-1])} of {goal} decisions "
+                             "(--partial plots it)")
     except (OSError, ValueError, KeyError, TypeError, json.JSONDecodeError) as e:
         kind = "" if isinstance(e, Unfinished) else f"{type(e).__name__}: "
         print(f"warning: skipping {folder}: {kind}{e}", file=sys.stderr)
@@ -470,7 +473,8 @@ def grid_figure(groups, setting, x_key, smooth, tasks=None):
     tasks = tasks or ordered({k[0] for k in keys}, TASKS)
     keys = [k for k in keys if k[0] in tasks]
     methods = ordered({k[2] for k in keys}, METHODS)
-    fig, axes = plt.subplots(len(methods), len(tasks), figsize=(max(5.0, 2.6 * len(tasks) + 0.6), 2.3 * len(methods) + 1.0),
+    fig, axes = plt.subplots(len(methods), len(tasks),
+                             figsize=(max(5.0, 2.6 * len(tasks) + 0.6), 2.3 * len(methods) + 1.0),
                              sharex="col", sharey="col", squeeze=False)
     for col, env_id in enumerate(tasks):
         dts = sorted({k[3] for k in keys if k[0] == env_id})
@@ -495,7 +499,8 @@ def grid_figure(groups, setting, x_key, smooth, tasks=None):
             ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(3))
         bottom = axes[-1, col]
         bottom.set_xlabel(X_LABELS.get(x_key, x_key), fontsize=8)
-        handles = [plt.Line2D([], [], color=str(0.2 + 0.6 * dt_shade(r, len(dts))), ls=DT_LINES[r % len(DT_LINES)], lw=1.5)
+        handles = [plt.Line2D([], [], color=str(0.2 + 0.6 * dt_shade(r, len(dts))), ls=DT_LINES[r % len(DT_LINES)],
+                              lw=1.5)
                    for r in range(len(dts))]
         bottom.legend(handles, [f"δ = {dt * 1000:g} ms" for dt in dts], fontsize=7, ncol=1,
                       loc="upper center", bbox_to_anchor=(0.5, -0.32), frameon=False)
@@ -525,7 +530,8 @@ def read_random_returns(path):
 def normalised_finals(groups, setting, random_returns):
     """({env: (R*, method, δ, R_random, whether δ is the task's δ0)}, {(env, method, δ): seeds' (R − R_random) /
     (R* − R_random)}), R* the best method's mean final return at the task's largest δ run (its δ0 where the
-    runs reach it), R_random the uniform policy's mean return at δ0. A task without R_random, or whose R* is not above it, is left out with a warning."""
+    runs reach it), R_random the uniform policy's mean return at δ0. A task without R_random, or whose R* is
+    not above it, is left out with a warning."""
     refs, scores = {}, {}
     for env_id in sorted({k[0] for k in groups if k[1] == setting}):
         keys = [k for k in groups if k[0] == env_id and k[1] == setting]
@@ -579,7 +585,8 @@ def normalised_figure(groups, setting, random_returns, path_note):
     for row in axes:
         row[0].set_ylabel("(R − R_random) / (R* − R_random)", fontsize=8)
     runs = [r for k in groups if k[1] == setting and k[0] in refs for r in groups[k]]
-    suptitle(fig, f"{learners_of(scores)}: {setting}, {budget(runs)}: final return normalised per task, (R − R_random) / (R* − R_random): "
+    suptitle(fig, f"{learners_of(scores)}: {setting}, {budget(runs)}: final return normalised per task, "
+             "(R − R_random) / (R* − R_random): "
              f"1 = the best method's mean at the largest δ run (δ0), 0 = a uniform random policy's mean ({path_note})\n"
              "bars: mean over seeds; whiskers: the seeds' min–max; dots: seeds; shade and hatch: δ")
     fig.tight_layout()
@@ -598,7 +605,8 @@ def fig5_figure(groups, x_key, smooth, tasks):
     cells, lowest = fig5_groups(groups)
     settings = [s for s in STOCHASTIC if any(k[1] == s for k in cells)]
     methods = ordered({k[2] for k in cells}, METHODS)
-    fig, axes = plt.subplots(len(settings), len(tasks), figsize=(max(5.0, 2.6 * len(tasks) + 0.6), 2.3 * len(settings) + 1.2),
+    fig, axes = plt.subplots(len(settings), len(tasks),
+                             figsize=(max(5.0, 2.6 * len(tasks) + 0.6), 2.3 * len(settings) + 1.2),
                              sharex="col", sharey="col", squeeze=False)
     for col, env_id in enumerate(tasks):
         for row, setting in enumerate(settings):
@@ -623,7 +631,8 @@ def fig5_figure(groups, x_key, smooth, tasks):
     fig.legend(handles, methods, loc="lower center", ncol=len(methods), fontsize=8, frameon=False)
     runs = [r for k in cells if k[0] in tasks for r in cells[k]]
     suptitle(fig, f"{learners_of(cells)}: Fig. 5 at δ_lowest, {budget(runs)}: training return, a row per "
-             f"stochastic setting, a column per task\neach seed smoothed over {smooth} updates; lines: mean over seeds; {INTERVAL}")
+             f"stochastic setting, a column per task\neach seed smoothed over {smooth} updates; "
+             f"lines: mean over seeds; {INTERVAL}")
     fig.tight_layout(rect=(0, 0.5 / fig.get_figheight(), 1, 1))
     return fig
 
@@ -692,7 +701,8 @@ def fig5_table(groups):
             row = []
             for m in methods:
                 values = finals(runs[m])
-                row.append("–" if not values else "{:.1f} [{:.1f}, {:.1f}] ({})".format(*mean_range(values), len(values)))
+                row.append("–" if not values
+                           else "{:.1f} [{:.1f}, {:.1f}] ({})".format(*mean_range(values), len(values)))
             both = runs.get(sar) and runs.get(figar)
             answer = verdict(finals(runs[sar]), finals(runs[figar])) if both else "–"
             every = [r for v in runs.values() for r in v]
@@ -828,9 +838,11 @@ def draw(groups, args, learner=""):
     if "fig5" in args.kinds:
         cells, lowest = fig5_groups(groups)
         if not cells:
-            print("warning: no run of Fig. 5's settings (action, ext-force, ext-force-perceptible) found", file=sys.stderr)
+            print("warning: no run of Fig. 5's settings (action, ext-force, ext-force-perceptible) found",
+                  file=sys.stderr)
         for part in chunks(ordered(lowest, TASKS)):
-            written.append(save(fig5_figure(groups, args.x, args.smooth, part), out(f"fig5_return_vs_{args.x}_{tasks_name(part)}")))
+            written.append(save(fig5_figure(groups, args.x, args.smooth, part),
+                                out(f"fig5_return_vs_{args.x}_{tasks_name(part)}")))
     return written
 
 
@@ -921,8 +933,8 @@ def main(argv=None):
                 if columns[args.x][-1] < args.window[1]:
                     fail(f"--window: {folder} ends at {columns[args.x][-1]:g} {args.x}, before {args.window[1]:g}")
                 if math.isnan(window_return(columns, args.x, *args.window)):
-                    fail(f"--window: {folder} logs no return between {args.window[0]:g} and {args.window[1]:g} {args.x}; "
-                         "widen it")
+                    fail(f"--window: {folder} logs no return between {args.window[0]:g} and {args.window[1]:g} "
+                         f"{args.x}; widen it")
         score = lambda columns: window_return(columns, args.x, *args.window)  # noqa: E731
         what = f"return at {X_LABELS[args.x]} {args.window[0]:g}–{args.window[1]:g}"
     if args.summary:

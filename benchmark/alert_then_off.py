@@ -49,8 +49,10 @@ COMMITTED = os.path.join(ROOT, "results", "theory", "alert_then_off.csv")
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.error = fail
-    p.add_argument("--xs", nargs="+", type=within(float, 0, 1, open_low=True), default=list(XS), help="reaction windows x in seconds; δ = x/5")
-    p.add_argument("--episodes", type=within(int, 2, 10 ** 7), default=20_000, help="episodes per (method, x) (default 20,000)")
+    p.add_argument("--xs", nargs="+", type=within(float, 0, 1, open_low=True), default=list(XS),
+                   help="reaction windows x in seconds; δ = x/5")
+    p.add_argument("--episodes", type=within(int, 2, 10 ** 7), default=20_000,
+                   help="episodes per (method, x) (default 20,000)")
     p.add_argument("--seed", type=promises.SEED, default=1, help="seeds the episodes and the num samples (default 1)")
     p.add_argument("--out", default=None, help="the CSV (default results/theory/alert_then_off.csv, the committed "
                                                "numbers: only with the default --xs, --episodes and --seed)")
@@ -112,9 +114,11 @@ def plot_figure(rows, path):
                       fmt="o", color=color, capsize=3, label=f"{method}, measured")
         ax_n.plot(x, [float(r["decisions_mean"]) for r in mine], "o", color=color, label=f"{method}, measured")
         for ax in (ax_v, ax_n):
-            ax.plot(inv, [expected_decisions(method, 1 / i) for i in inv], ":", color=color, label=f"{method}, E[N] of this discretisation")
+            ax.plot(inv, [expected_decisions(method, 1 / i) for i in inv], ":", color=color,
+                    label=f"{method}, E[N] of this discretisation")
     for ax in (ax_v, ax_n):
-        ax.plot(inv, np.full(len(inv), 2.0), "-", color=plot.method_color("SAR-PPO"), alpha=0.5, label="SAR, Prop. 2: 2")
+        ax.plot(inv, np.full(len(inv), 2.0), "-", color=plot.method_color("SAR-PPO"), alpha=0.5,
+                label="SAR, Prop. 2: 2")
         ax.plot(inv, inv, "-", color=plot.method_color("FiGAR-C-PPO"), alpha=0.5, label="FiGAR-C, Prop. 2: ≥ 1/x")
         ax.set_xscale("log"), ax.set_yscale("log"), ax.set_xlabel("1/x  (δ = x/5)"), ax.grid(alpha=0.3)
     ax_v.set_ylabel("tr V̂[G] w.r.t. μ"), ax_n.set_ylabel("decisions per episode")

@@ -36,7 +36,8 @@ COMMITTED = os.path.join(ROOT, "results", "theory", "exploration.csv")
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.error = fail
-    p.add_argument("--walks", type=within(int, 1, 10 ** 9), default=20_000, help="Monte-Carlo walks per (hold, δ) (default 20,000)")
+    p.add_argument("--walks", type=within(int, 1, 10 ** 9), default=20_000,
+                   help="Monte-Carlo walks per (hold, δ) (default 20,000)")
     p.add_argument("--seed", type=promises.SEED, default=1)
     p.add_argument("--out", default=None, help="the CSV (default results/theory/exploration.csv, the committed "
                                                "numbers: only with the default --walks and --seed)")
@@ -89,7 +90,8 @@ def plot_figure(rows, path):
         ax.plot(dts, [float(r["p_exact"]) for r in mine], "-", color=color, zorder=z, label=f"{name}: exact")
         ax.plot(dts, [float(r["p_normal"]) for r in mine], "--", color=color, zorder=z)
         mc = [(d, float(r["p_monte_carlo"])) for d, r in zip(dts, mine) if float(r["p_monte_carlo"]) > 0]
-        ax.plot(*zip(*mc), "o", color=color, ms=4, zorder=z, label="dots: Monte Carlo (zeros left out)" if hold == 0 else None)
+        ax.plot(*zip(*mc), "o", color=color, ms=4, zorder=z,
+                label="dots: Monte Carlo (zeros left out)" if hold == 0 else None)
         ax_log.plot(dts, [float(r["log10_p_exact"]) for r in mine], "-o", color=color, ms=3, label=name)
     ax.set_yscale("log"), ax.set_ylim(1e-15, 1.5), ax.set_ylabel("P(R > 0)")
     ax_log.set_ylabel("log10 P(R > 0), exact")

@@ -43,7 +43,7 @@ otherwise are never averaged with new ones: other values need another --out. The
 results/theory/pg_variance.csv is the default table: any other parameters need another --out too.
 The figure (per task: bars over δ, one colour per method, log y, whiskers the policy seeds' min–max)
 is redrawn at the end.
-"""
+"""  # noqa: E501 - the examples above: each is one command line, as their test runs them
 import argparse
 import csv
 import errno
@@ -88,11 +88,15 @@ def parse_args(argv=None):
     p.add_argument("--dts", nargs="+", default=list(envs.DT_LEVELS),
                    help="δ levels lowest|low|middle|original or seconds (default: the 4 of Table 1)")
     p.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS), help="default: all four")
-    p.add_argument("--policies", type=within(int, 1, 1000), default=3, help="policy seeds 1..N (default 3; the paper: 8)")
-    p.add_argument("--burn-in", type=within(int, 0, 10 ** 6), default=10, help="trajectories that warm up the statistics (default 10)")
-    p.add_argument("--trajectories", type=within(int, 2, 10 ** 6), default=100, help="trajectories per estimate (default 100; a variance needs two)")
+    p.add_argument("--policies", type=within(int, 1, 1000), default=3,
+                   help="policy seeds 1..N (default 3; the paper: 8)")
+    p.add_argument("--burn-in", type=within(int, 0, 10 ** 6), default=10,
+                   help="trajectories that warm up the statistics (default 10)")
+    p.add_argument("--trajectories", type=within(int, 2, 10 ** 6), default=100,
+                   help="trajectories per estimate (default 100; a variance needs two)")
     p.add_argument("--max-time", type=within(float, 0, math.inf, open_low=True), default=math.inf,
-                   help="cap on a trajectory's physical seconds, the same at every δ (default inf: to the episode's end)")
+                   help="cap on a trajectory's physical seconds, the same at every δ "
+                        "(default inf: to the episode's end)")
     p.add_argument("--workers", type=within(int, 1, 256), default=min(2, os.cpu_count() or 1),
                    help="policies measured in parallel processes (default: 2, or 1 on a 1-core machine)")
     p.add_argument("--out", default=None, help="the CSV (default results/theory/pg_variance.csv, the committed "
@@ -231,7 +235,7 @@ def measure(decision_envs, learn, agent, stats, seed, kinds, burn_in, trajectori
     from `burn_in` + `trajectories` episodes with seeds 10,000·seed + j, run side by side in chunks."""
     gamma_dt = decision_envs[0].get_wrapper_attr("gamma_dt")
     seeds = [10_000 * seed + j for j in range(burn_in + trajectories)]
-    chunks = lambda s: [s[i:i + len(decision_envs)] for i in range(0, len(s), len(decision_envs))]
+    chunks = lambda s: [s[i:i + len(decision_envs)] for i in range(0, len(s), len(decision_envs))]  # noqa: E731
     learn(True)  # burn-in: every running statistic is updated...
     stats.learn = True
     for chunk in chunks(seeds[:burn_in]):
@@ -270,7 +274,8 @@ def read_table(path, repair=False):
             if None in row or None in row.values():
                 raise ValueError(f"{len(COLUMNS)} fields expected")
             row_key = key(row["env_id"], row["dt"], row["method"], row["policy_seed"])
-            parameters(row), [float(row[c]) for c in ("total_variance", "decisions_mean", "delta_steps_mean", "wall_time_s")]
+            parameters(row), [float(row[c]) for c in ("total_variance", "decisions_mean", "delta_steps_mean",
+                                                      "wall_time_s")]
             if row_key in seen:
                 raise ValueError(f"{row_key} again")
             seen.add(row_key)
@@ -347,8 +352,8 @@ def plot_figure(rows, path):
     for ax in list(axes.flat)[len(env_ids):]:
         ax.axis("off")
     fig.legend(*axes.flat[0].get_legend_handles_labels(), loc="lower center", ncol=len(METHODS) + 1, fontsize=8)
-    save_figure(fig, "Total variance of the policy gradient at initialisation (App. F.1): bars the mean over policy seeds, "
-                     "white dots the median, whiskers the min–max", path,
+    save_figure(fig, "Total variance of the policy gradient at initialisation (App. F.1): bars the mean over "
+                     "policy seeds, white dots the median, whiskers the min–max", path,
                 bottom=0.4 / fig.get_figheight())  # 0.4 inch for the legend
 
 
@@ -365,8 +370,9 @@ def measure_policy(unit):
     torch.manual_seed(seed)
     agent = sar_ppo.Agent(env.observation_space.shape[0], env.unwrapped.action_space.shape[0], repeat=sar)
     stats = Statistics(env.observation_space.shape[0], not is_ant, not is_ant)
-    variances, decisions, steps = measure(decision_envs, learn, agent, stats, seed, [m.replace("SAR-", "") for m in todo],
-                                          args.burn_in, args.trajectories, max_steps)
+    variances, decisions, steps = measure(decision_envs, learn, agent, stats, seed,
+                                          [m.replace("SAR-", "") for m in todo], args.burn_in, args.trajectories,
+                                          max_steps)
     seconds = time.time() - start
     return [{"env_id": env_id, "dt": f"{dt:g}", "method": method, "policy_seed": seed,
              "total_variance": f"{variances[method.replace('SAR-', '')]:.6g}", "trajectories": args.trajectories,

@@ -67,9 +67,10 @@ def main(argv=None):
         color = plot.method_color(method)
         ps = sorted(p_ext for m, p_ext in found if m == method)
         for i, ax in enumerate(axes):
-            stats = np.array([plot.mean_range([seed[i] for seed in found[(method, p_ext)]]) for p_ext in ps]).reshape(-1, 3)
-            ax.errorbar(ps, stats[:, 0], yerr=[stats[:, 0] - stats[:, 1], stats[:, 2] - stats[:, 0]], fmt="o-", color=color, capsize=3,
-                        label=f"{method} ({NORMALISED[method][2]})" if i else method)
+            stats = np.array([plot.mean_range([seed[i] for seed in found[(method, p_ext)]])
+                              for p_ext in ps]).reshape(-1, 3)
+            ax.errorbar(ps, stats[:, 0], yerr=[stats[:, 0] - stats[:, 1], stats[:, 2] - stats[:, 0]], fmt="o-",
+                        color=color, capsize=3, label=f"{method} ({NORMALISED[method][2]})" if i else method)
             for p_ext in ps:
                 ax.scatter([p_ext] * len(found[(method, p_ext)]), [seed[i] for seed in found[(method, p_ext)]],
                            s=8, color="black", zorder=3)
@@ -87,7 +88,9 @@ def main(argv=None):
         ax.legend(fontsize=7)
     path = os.path.join(args.out, "ip_rising_stochasticity.png")
     with promises.locked("--out", args.out):
-        save_figure(fig, f"InvertedPendulum-v5, δ = 2 ms, external forces, {plot.budget([r for k, v in groups.items() if selected(*k) for r in v])}: App. E (mean; whiskers: the seeds' min–max; dots: seeds)", path)
+        save_figure(fig, "InvertedPendulum-v5, δ = 2 ms, external forces, "
+                         f"{plot.budget([r for k, v in groups.items() if selected(*k) for r in v])}: "
+                         "App. E (mean; whiskers: the seeds' min–max; dots: seeds)", path)
     print(f"wrote {path}")
 
 

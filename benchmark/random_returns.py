@@ -28,7 +28,8 @@ def parse_args(argv=None):
     p.error = fail
     p.add_argument("--envs", nargs="+", default=list(envs.DT_TABLE), help="tasks (default: all 8 of Table 1)")
     p.add_argument("--episodes", type=within(int, 1, 10 ** 6), default=100, help="episodes per task (default 100)")
-    p.add_argument("--seed", type=within(int, 0, 2 ** 31 - 1), default=1, help="seeds the episodes and the actions (default 1)")
+    p.add_argument("--seed", type=within(int, 0, 2 ** 31 - 1), default=1,
+                   help="seeds the episodes and the actions (default 1)")
     p.add_argument("--out", default=DEFAULT_OUT, help="the CSV (default results/random_returns.csv)")
     args = p.parse_args(argv)
     for env_id in args.envs:
@@ -68,7 +69,8 @@ def main(argv=None):
     for env_id in args.envs:
         r = random_returns(env_id, args.episodes, args.seed)
         rows.append({"env_id": env_id, "dt": f"{envs.DT_TABLE[env_id][-1]:g}", "episodes": args.episodes,
-                     "seed": args.seed, "return_mean": f"{r.mean():.6g}", "return_std": f"{r.std(ddof=1) if len(r) > 1 else 0:.6g}",
+                     "seed": args.seed, "return_mean": f"{r.mean():.6g}",
+                     "return_std": f"{r.std(ddof=1) if len(r) > 1 else 0:.6g}",
                      "return_min": f"{r.min():.6g}", "return_max": f"{r.max():.6g}"})
         print(", ".join(f"{k} {v}" for k, v in rows[-1].items()), flush=True)
     with promises.locked("--out", os.path.dirname(os.path.abspath(args.out))):

@@ -150,9 +150,12 @@ def main(argv=None):
     p.add_argument("run", help="a SAR-PPO run folder trained with --delta-dims, with its checkpoint.pt")
     p.add_argument("--dims", type=lambda text: [int(i) for i in text.split(",")], default=None,
                    help="the two dims to draw, e.g. 2,3 (default: the run's --delta-dims)")
-    p.add_argument("--draw", type=within(int, 1, 10_000), default=40, help="decisions drawn in the picture (default 40)")
-    p.add_argument("--decisions", type=within(int, 10, 10 ** 7), default=20_000, help="decisions of the long rollout (default 20,000)")
-    p.add_argument("--seed", type=within(int, 0, 2 ** 31 - 2), default=1, help="seed of the rollouts' episodes (default 1)")
+    p.add_argument("--draw", type=within(int, 1, 10_000), default=40,
+                   help="decisions drawn in the picture (default 40)")
+    p.add_argument("--decisions", type=within(int, 10, 10 ** 7), default=20_000,
+                   help="decisions of the long rollout (default 20,000)")
+    p.add_argument("--seed", type=within(int, 0, 2 ** 31 - 2), default=1,
+                   help="seed of the rollouts' episodes (default 1)")
     p.add_argument("--out", default="figures", help="folder of the figures"
                    " (default figures/, git-ignored; the committed results/figures only if named)")
     args = p.parse_args(argv)
@@ -170,7 +173,8 @@ def main(argv=None):
     bins = np.clip(np.searchsorted(edges, speed, side="right") - 1, 0, 9)
     rho = spearman(speed, d)
     with promises.locked("--out", args.out):  # both figures of one process
-        draw_regions(shown, dims, scale, f"{config['method']} on {config['env_id']}, δ = {config['dt']:g} s, {setting}\n"
+        draw_regions(shown, dims, scale, f"{config['method']} on {config['env_id']}, δ = {config['dt']:g} s, "
+                     f"{setting}\n"
                      f"trained {config['total_steps']:,} decisions; the safe regions of {args.draw} decisions:\n"
                      f"circle = a repetition's start, rhombus = its safe region (colour: d), red = an external force "
                      f"acts", os.path.join(args.out, f"{name}_safe_regions.png"), config["max_d"], config["env_id"])
@@ -179,7 +183,8 @@ def main(argv=None):
                     f"(Spearman ρ = {rho:.2f})", os.path.join(args.out, f"{name}_radius_vs_speed.png"))
     pushed = f"with a force {w[force].mean():.2f} δ-steps ({force.sum()} decisions), without " if force.any() else ""
     print(f"{name}: Spearman ρ(speed, d) = {rho:.3f} over {args.decisions:,} decisions; mean d in the slowest "
-          f"decile {d[bins == 0].mean():.3f}, in the fastest {d[bins == 9].mean():.3f}; mean w {pushed}{w[~force].mean():.2f}")
+          f"decile {d[bins == 0].mean():.3f}, in the fastest {d[bins == 9].mean():.3f}; "
+          f"mean w {pushed}{w[~force].mean():.2f}")
 
 
 if __name__ == "__main__":

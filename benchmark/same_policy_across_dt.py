@@ -67,11 +67,14 @@ def main(argv=None):
     p.error = sar_ppo.fail
     p.add_argument("--env-id", default="Hopper-v5", choices=list(envs.DT_TABLE), metavar="ENV_ID",
                    help="task of Table 1 (default Hopper-v5; with --model: the run's)")
-    p.add_argument("--dts", nargs="+", default=["lowest", "original"], help="δ levels or seconds (default lowest original)")
+    p.add_argument("--dts", nargs="+", default=["lowest", "original"],
+                   help="δ levels or seconds (default lowest original)")
     p.add_argument("--model", default=None,
                    help="a run's model.pt, or its checkpoint.pt while it runs (default: an untrained policy)")
-    p.add_argument("--seed", type=within(int, 0, 2 ** 31 - 1), default=1, help="torch seed of the untrained policy and of the episodes (default 1)")
-    p.add_argument("--burn-in", type=within(int, 0, 10 ** 5), default=10, help="episodes that warm an untrained policy's statistics up (default 10)")
+    p.add_argument("--seed", type=within(int, 0, 2 ** 31 - 1), default=1,
+                   help="torch seed of the untrained policy and of the episodes (default 1)")
+    p.add_argument("--burn-in", type=within(int, 0, 10 ** 5), default=10,
+                   help="episodes that warm an untrained policy's statistics up (default 10)")
     p.add_argument("--episodes", type=within(int, 1, 10 ** 5), default=50, help="episodes measured per δ (default 50)")
     p.add_argument("--deterministic", action="store_true", help="act with the mean action")
     args = p.parse_args(argv)
@@ -84,7 +87,7 @@ def main(argv=None):
             with open(os.path.join(os.path.dirname(args.model), "config.json")) as f:
                 config = json.load(f)
             script = check_reproducible.command(config, 1, "LOG_DIR")
-            status.parsed(status.SCRIPTS[os.path.basename(script[1])], script[2:])  # its flags, as its script checks them
+            status.parsed(status.SCRIPTS[os.path.basename(script[1])], script[2:])  # checked as its script checks them
             args.env_id = config["env_id"]
             plain_sar = not (config.get("no_repeat") or config["method"].startswith(("FiGAR", "λ"))
                              or config.get("delta_dims") or config.get("norm") != "l1")
@@ -111,14 +114,16 @@ def main(argv=None):
         args.max_d, args.max_t = float(config["max_d"]), float(config["max_t"])
         if state is not None:
             agent.load_state_dict(state["agent"])
-            for name, shape in (("obs_rms", probe.observation_space.shape), ("repetition_stats", probe.observation_space.shape)):
+            for name, shape in (("obs_rms", probe.observation_space.shape),
+                                ("repetition_stats", probe.observation_space.shape)):
                 stats = RunningMeanStd(shape=shape)
                 sar_ppo.load_stats(stats, state[name])
                 if stats.mean.shape != shape or stats.var.shape != shape:
                     raise ValueError(f"{name} has shape {stats.mean.shape}, the task's observations {shape}")
     except (KeyError, TypeError, ValueError, AttributeError, RuntimeError) as e:  # keys or shapes off
         sar_ppo.fail(f"--model: {args.model} with its config.json is damaged ({brief(e)})")
-    print(f"{args.env_id}, {'the policy of ' + args.model if args.model else f'an untrained policy (seed {args.seed})'}, "
+    print(f"{args.env_id}, "
+          f"{'the policy of ' + args.model if args.model else f'an untrained policy (seed {args.seed})'}, "
           f"{'mean' if args.deterministic else 'sampled'} actions, {args.episodes} episodes per δ\n")
     print("| δ (s) | mean duration (ms) | stopped by t_max | decisions / physical s | return | episode (s) |")
     print("|---|---|---|---|---|---|")

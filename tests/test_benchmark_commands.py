@@ -185,7 +185,8 @@ BENCHMARK_BAD_INPUT = [  # (in-process call on tmp_path / model_run, text the on
                                                   "--dts", "original", "--env-id", "InvertedPendulum-v5"]), "--seed"),
     (lambda tmp, run: same_policy_across_dt.main(["--env-id", "Pendulum-v1"]), "--env-id"),
     (lambda tmp, run: same_policy_across_dt.main(["--model", str(damaged(run, "model.pt", b"garbage"))]), "--model"),
-    (lambda tmp, run: same_policy_across_dt.main(["--model", str(damaged(run, "config.json", b'{"env_id": "InvertedPendulum-v5"}') / "model.pt")]), "--model"),
+    (lambda tmp, run: same_policy_across_dt.main(
+        ["--model", str(damaged(run, "config.json", b'{"env_id": "InvertedPendulum-v5"}') / "model.pt")]), "--model"),
     (lambda tmp, run: safe_regions.main([str(damaged(run, "model.pt", b"garbage"))]), "damaged"),
     (lambda tmp, run: safe_regions.main([str(run), "--out", str(run / "progress.csv" / "figures")]), "--out"),
     (lambda tmp, run: alert_then_off.parse_args(["--out", str(run / "progress.csv" / "a.csv")]), "--out"),
@@ -241,7 +242,8 @@ def figures_sh_project(tmp_path, mv_calls_before_interrupt=0):
 
 
 @pytest.mark.parametrize("interrupt_at", [0, 2], ids=["completes", "interrupted"])
-def test_figures_sh_replaces_each_figure_by_a_rename_so_an_interrupt_leaves_every_one_old_or_new(tmp_path, interrupt_at):
+def test_figures_sh_replaces_each_figure_by_a_rename_so_an_interrupt_leaves_every_one_old_or_new(
+        tmp_path, interrupt_at):
     project, env, log, committed = figures_sh_project(tmp_path, interrupt_at)
     result = subprocess.run(["bash", str(project / "benchmark" / "figures.sh")], capture_output=True, text=True,
                             env=env, timeout=60)
@@ -282,7 +284,8 @@ def test_run_sh_runs_a_crlf_command_list_with_the_carriage_returns_stripped(tmp_
 def test_run_sh_shows_why_a_command_failed_and_discards_the_output_of_those_that_succeed():
     # each text the commands print is joined at run time, so that the command lines run.sh echoes never hold it
     chatter = f"{sys.executable} -c \"import sys; print('chat' + 'ter'); print('chat' + 'ter', file=sys.stderr)\""
-    failing = (f"{sys.executable} -c \"import sys; print('progress' + ' line'); print('earlier' + ' line', file=sys.stderr); "
+    failing = (f"{sys.executable} -c \"import sys; print('progress' + ' line'); "
+               "print('earlier' + ' line', file=sys.stderr); "
                "sys.exit('sar_ppo.py: error: --dt: ' + 'the reason it failed')\"")
     result = run_sh(["2"], f"{chatter}\n{failing}\n")
     assert result.returncode == 1 and "FAILED:" in result.stdout

@@ -25,7 +25,8 @@ def test_every_file_and_heading_the_readmes_link_exists():
 
     def slugs(path):
         text = re.sub(r"```.*?```", "", Path(path).read_text(), flags=re.S)
-        return {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-") for h in re.findall(r"^#+ (.*)$", text, re.M)}
+        return {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-")
+                for h in re.findall(r"^#+ (.*)$", text, re.M)}
     broken, checked = [], 0
     for doc in ("README.md", "results/README.md", "benchmark/README.md", "tools/README.md"):
         doc = os.path.join(ROOT, doc)
@@ -43,7 +44,8 @@ def test_every_file_and_heading_the_readmes_link_exists():
 def test_readme_final_returns_come_from_the_committed_runs():
     # a clean clone must hold the runs behind every results table of the report, results/README.md
     groups = plot.load_groups([os.path.join(ROOT, "results", "runs")])
-    pendulums_and_hopper = [k for k in groups if k[0] in ("InvertedPendulum-v5", "InvertedDoublePendulum-v5", "Hopper-v5")]
+    pendulums_and_hopper = [k for k in groups
+                            if k[0] in ("InvertedPendulum-v5", "InvertedDoublePendulum-v5", "Hopper-v5")]
     assert len(pendulums_and_hopper) >= 30  # 9 + 9 + 6 δ-cells + 6 noisy
     with open(os.path.join(ROOT, "results", "README.md")) as f:
         readme = f.read()
@@ -142,7 +144,8 @@ def test_tools_readme_lists_animate_with_its_command():
     assert animate_entry and "`python tools/animate.py" in animate_entry[0]
 
 
-TRAINING_SCRIPTS = {"sar_ppo.py": sar_ppo, "figar_ppo.py": figar_ppo, "sar_trpo.py": sar_trpo, "figar_trpo.py": figar_trpo}
+TRAINING_SCRIPTS = {"sar_ppo.py": sar_ppo, "figar_ppo.py": figar_ppo, "sar_trpo.py": sar_trpo,
+                    "figar_trpo.py": figar_trpo}
 
 
 def python_lines(path, section=None):

@@ -218,7 +218,8 @@ def fake_python_recording(tmp_path):
     return {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "PYTHON": str(bin_dir / "python")}
 
 
-@pytest.mark.parametrize("args", [["nonsense"], ["2", "nonsense"], ["--list", "nonsense"], [""], ["99999999999999999999"]],
+@pytest.mark.parametrize("args", [["nonsense"], ["2", "nonsense"], ["--list", "nonsense"], [""],
+                                  ["99999999999999999999"]],
                          ids=lambda args: " ".join(args) or "empty")
 @pytest.mark.parametrize("path", SHELL_COMMANDS, ids=[os.path.relpath(p, ROOT) for p in SHELL_COMMANDS])
 def test_every_shell_command_refuses_a_bad_argument_in_one_line_and_starts_nothing(path, args, tmp_path):
@@ -270,7 +271,8 @@ WRITERS = {  # a command's arguments (T: an empty folder), and an output it woul
     "pg_variance": (["benchmark/pg_variance.py", *PG_TINY, "--out", "T/pg.csv"], "pg.csv"),
     "safe_regions": (["benchmark/safe_regions.py", SAFE_REGIONS_RUN, "--draw", "2", "--decisions", "20", "--out", "T"],
                      "InvertedPendulum-v5__sar-delta2-3__dt0.002__s1_safe_regions.png"),
-    "plot": (["plot.py", "T/runs", "--kinds", "bars", "--out", "T"], "InvertedPendulum-v5_deterministic_final_return.png"),
+    "plot": (["plot.py", "T/runs", "--kinds", "bars", "--out", "T"],
+             "InvertedPendulum-v5_deterministic_final_return.png"),
     "animate": (["tools/animate.py", "--max-frames", "2", "--width", "64", "--height", "64", "--out", "T/a.gif"],
                 "a.gif"),
     "sb3_sar": (["examples/sb3_sar.py", "--total-steps", "64", "--eval-episodes", "1", "--out", "T/run"], "run/x"),

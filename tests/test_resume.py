@@ -129,7 +129,8 @@ def test_resume_of_a_committed_run_in_a_fresh_clone_changes_nothing(tmp_path, sc
     before = snapshot(tmp_path / run)
     flags = ["--env-id", config["env_id"], "--dt", str(config["dt"]), "--seed", str(config["seed"]),
              "--log-dir", str(tmp_path), "--resume"]
-    done = subprocess.run([sys.executable, os.path.join(ROOT, script), *flags, "--total-steps", str(config["total_steps"])],
+    done = subprocess.run([sys.executable, os.path.join(ROOT, script), *flags,
+                           "--total-steps", str(config["total_steps"])],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and "finished" in done.stdout and snapshot(tmp_path / run) == before
     longer = subprocess.run([sys.executable, os.path.join(ROOT, script), *flags, "--total-steps", "10000000"],
@@ -246,7 +247,7 @@ def test_resume_with_save_model_on_a_finished_run_writes_the_model_or_says_why_n
     run = copy_of(tiny_run, tmp_path)
     assert resume(tmp_path, 512, "--save-model").returncode == 0
     model, checkpoint = (torch.load(run / f, weights_only=True) for f in ("model.pt", "checkpoint.pt"))
-    assert sorted(model) == ["agent", "obs_rms", "repetition_stats"]
+    assert sorted(model) == ["agent", "config", "obs_rms", "repetition_stats"]
     assert all(torch.equal(model["agent"][k], checkpoint["agent"][k]) for k in model["agent"])
     (run / "model.pt").unlink()
     (run / "checkpoint.pt").unlink()  # as in a clone

@@ -70,8 +70,8 @@ def test_slurm_sh_refuses_bad_input_in_one_line_before_any_work(tmp_path, args, 
 
 def test_slurm_sh_passes_on_the_figure_scripts_own_reason_when_its_list_fails(monkeypatch):
     monkeypatch.setenv("SEEDS", "abc")  # slurm_sh() clears SEEDS, so slurm.sh is called here directly
-    done = subprocess.run(["bash", os.path.join(ROOT, "benchmark", "slurm.sh"), SLURM_LIST], cwd=ROOT, capture_output=True,
-                          text=True, timeout=60, env={**os.environ, "SLURM_ARRAY_TASK_ID": "1"})
+    done = subprocess.run(["bash", os.path.join(ROOT, "benchmark", "slurm.sh"), SLURM_LIST], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60, env={**os.environ, "SLURM_ARRAY_TASK_ID": "1"})
     assert done.returncode == 2 and done.stdout == "" and done.stderr.count("\n") == 1
     assert "--list failed" in done.stderr and "SEEDS: whole numbers" in done.stderr
 

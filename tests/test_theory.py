@@ -125,7 +125,8 @@ def test_pg_variance_refuses_a_csv_of_other_parameters_naming_out(tmp_path, one_
 
 
 def test_pg_variance_plot_only_without_a_csv_exits_2(tmp_path, capsys):
-    exits_2_with_one_line(lambda: pg_variance.main(["--plot-only", "--out", str(tmp_path / "none.csv")]), "--out", capsys)
+    exits_2_with_one_line(lambda: pg_variance.main(["--plot-only", "--out", str(tmp_path / "none.csv")]), "--out",
+                          capsys)
     assert list(tmp_path.iterdir()) == []
 
 
@@ -158,7 +159,8 @@ def test_pg_variance_table_gives_growth_by_mean_and_median_with_the_policies_ran
     out = tmp_path / "pg.csv"
     rows = [(0.04, 1, 100), (0.04, 2, 200), (0.04, 3, 600), (0.002, 1, 1000), (0.002, 2, 4000), (0.002, 3, 100000)]
     out.write_text(",".join(pg_variance.COLUMNS) + "\r\n" + "".join(
-        f"InvertedPendulum-v5,{dt},VPG,{seed},{v},100,{8 if dt == 0.04 else 300},8,1.0,10,inf\r\n" for dt, seed, v in rows))
+        f"InvertedPendulum-v5,{dt},VPG,{seed},{v},100,{8 if dt == 0.04 else 300},8,1.0,10,inf\r\n"
+        for dt, seed, v in rows))
     pg_variance.main(["--table", "--out", str(out)])
     table = capsys.readouterr().out.splitlines()
     assert table[2] == ("| InvertedPendulum-v5 | VPG | 40 → 2 | 3 | 300 → 3.5e4 (**×117**) | 200 → 4e3 (**×20**) | "
@@ -213,14 +215,16 @@ def test_theory_bad_flag_on_the_command_line_writes_nothing(tmp_path):
 
 
 @pytest.mark.parametrize("module,flags,committed", [
-    (alert_then_off, ["--episodes", "2000"], "alert_then_off.csv"), (alert_then_off, ["--seed", "2"], "alert_then_off.csv"),
+    (alert_then_off, ["--episodes", "2000"], "alert_then_off.csv"),
+    (alert_then_off, ["--seed", "2"], "alert_then_off.csv"),
     (exploration, ["--walks", "5"], "exploration.csv"), (pg_variance, ["--trajectories", "20"], "pg_variance.csv"),
     (pg_variance, ["--envs", "Hopper-v5"], "pg_variance.csv"), (pg_variance, ["--burn-in", "3"], "pg_variance.csv")])
 def test_theory_script_with_other_parameters_names_out_instead_of_writing_the_committed_results(
         module, flags, committed, capsys):
     assert module.parse_args([]).out == os.path.join(THEORY, committed)  # the defaults remake the committed numbers
     exits_2_with_one_line(lambda: module.parse_args(flags), "--out", capsys)
-    exits_2_with_one_line(lambda: module.parse_args(flags + ["--out", os.path.join(THEORY, committed)]), "--out", capsys)
+    exits_2_with_one_line(lambda: module.parse_args(flags + ["--out", os.path.join(THEORY, committed)]), "--out",
+                          capsys)
     figure = os.path.join(THEORY, committed.replace(".csv", ".png"))
     exits_2_with_one_line(lambda: module.parse_args(flags + ["--out", "/tmp/x.csv", "--figure", figure]), "--figure",
                           capsys)

@@ -43,7 +43,8 @@ def test_status_tells_finished_unfinished_and_not_started_runs_of_a_figure_scrip
 def test_status_tells_a_run_made_with_other_flags_from_a_finished_one(tiny_run, capsys, monkeypatch):
     config = json.loads((tiny_run / "config.json").read_text())
     command = (f"python sar_ppo.py --log-dir {tiny_run.parent} --run-name run --total-steps 512 --num-steps "
-               f"{config['num_steps']} --update-epochs {config['update_epochs']} --minibatch-size {config['minibatch_size']}")
+               f"{config['num_steps']} --update-epochs {config['update_epochs']} "
+               f"--minibatch-size {config['minibatch_size']}")
     for extra, expected in (("", "finished: 1"), (" --norm l2", "made with other flags: 1")):
         monkeypatch.setattr(sys, "stdin", io.StringIO(command + extra + "\n"))
         status.main([])
@@ -79,7 +80,8 @@ def test_status_and_grid_hours_read_the_same_commands_and_refuse_the_same_lines(
     exits_2_with_one_line(lambda: {"status": status, "grid_hours": grid_hours}[tool].main([]), named, capsys)
 
 
-@pytest.mark.parametrize("args,named", [(["--updates", "0", "RUN"], "--updates"), (["/nonexistent/run"], "/nonexistent/run"),
+@pytest.mark.parametrize("args,named", [(["--updates", "0", "RUN"], "--updates"),
+                                        (["/nonexistent/run"], "/nonexistent/run"),
                                         (["RUN", "--no-such-flag"], "--no-such-flag"), (["DAMAGED"], "config.json")])
 def test_check_reproducible_bad_input_says_one_line_and_exits_2(tiny_run, tmp_path, capsys, args, named):
     damaged_run = damaged(copy_of(tiny_run, tmp_path), "config.json", b'{"method": "SAR-PPO"')

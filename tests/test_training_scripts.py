@@ -26,7 +26,7 @@ def test_no_repeat_takes_one_delta_step_per_decision(tmp_path):
 def test_same_seed_gives_identical_progress(tmp_path):
     for name in ("a", "b"):
         train("sar_ppo.py", tmp_path, "--total-steps", "2048", "--seed", "7", *FAST, name=name)
-    strip = lambda rows: [{k: v for k, v in r.items() if k not in VARYING} for r in rows]
+    strip = lambda rows: [{k: v for k, v in r.items() if k not in VARYING} for r in rows]  # noqa: E731
     assert strip(rows_of(tmp_path, "a")) == strip(rows_of(tmp_path, "b"))
 
 
@@ -82,7 +82,8 @@ def test_figar_bad_flag_exits_2_with_one_line_naming_it(flags, named, capsys):
     assert_exits_2_naming(figar_ppo.parse_args, flags, named, capsys)
 
 
-@pytest.mark.parametrize("flags,named", MORE_BAD_FLAGS + [(["--max-t=-inf"], "--max-t"), (["--max-t", "-inf"], "--max-t")])
+@pytest.mark.parametrize("flags,named", MORE_BAD_FLAGS + [(["--max-t=-inf"], "--max-t"),
+                                                          (["--max-t", "-inf"], "--max-t")])
 @pytest.mark.parametrize("module", [sar_ppo, figar_ppo])
 def test_every_flag_is_checked_before_any_work(module, flags, named, tmp_path, capsys):
     log_dir = [] if "--log-dir" in flags else ["--log-dir", str(tmp_path / "logs")]
@@ -115,7 +116,8 @@ def test_a_run_that_could_repeat_no_action_is_refused_naming_the_fix(tmp_path, s
 
 
 def test_with_the_suggested_flags_sar_repeats_actions_on_tasks_without_a_mujoco_dt(tmp_path):
-    for flags in (["--env-id", "MountainCarContinuous-v0", "--dt", "0.01"], ["--env-id", "Pendulum-v1", "--max-t", "0.2"]):
+    for flags in (["--env-id", "MountainCarContinuous-v0", "--dt", "0.01"],
+                  ["--env-id", "Pendulum-v1", "--max-t", "0.2"]):
         result = train("sar_ppo.py", tmp_path, *flags, "--total-steps", "500", *TINY, name=flags[1])
         assert "rounded up to 512" in result.stdout and str(tmp_path / flags[1]) in result.stdout
         dt = float(json.loads((tmp_path / flags[1] / "config.json").read_text())["dt"])

@@ -382,7 +382,8 @@ def test_sb3_recipe_advantages_equal_compute_gae_with_gamma_dt_to_the_w(sb3_sar)
     assert buffer.advantages[:, 0] == pytest.approx(expected, rel=1e-5, abs=1e-5)
     assert buffer.returns[:, 0] == pytest.approx(expected + values, rel=1e-5, abs=1e-5)
     assert "TimeLimit.truncated" not in infos[5]  # SB3's own γ·V(final obs) is not added on top
-    one_gamma = sar_ppo.compute_gae(rewards, values, next_values, np.full(n, gamma), np.maximum(terminated, truncated), lam)
+    one_gamma = sar_ppo.compute_gae(rewards, values, next_values, np.full(n, gamma), np.maximum(terminated, truncated),
+                                    lam)
     assert not np.allclose(expected, one_gamma, atol=1e-3)  # the durations matter on these transitions
 
 
@@ -403,7 +404,8 @@ def test_sb3_recipe_trains_saves_delta_statistics_and_evaluates_with_them_frozen
 
 def test_sb3_recipe_interrupted_while_training_says_one_line_and_leaves_no_file(tmp_path):
     pytest.importorskip("stable_baselines3")
-    proc = subprocess.Popen([sys.executable, os.path.join(ROOT, "examples", "sb3_sar.py"), "--out", str(tmp_path / "run")],
+    proc = subprocess.Popen([sys.executable, os.path.join(ROOT, "examples", "sb3_sar.py"),
+                             "--out", str(tmp_path / "run")],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert proc.stdout.readline().startswith("decisions ")  # training, one update done
     proc.send_signal(signal.SIGINT)

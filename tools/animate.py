@@ -99,8 +99,8 @@ def load(run):
     them too) when the run was trained without --save-model."""
     saved = [os.path.join(run, n) for n in ("model.pt", "checkpoint.pt") if os.path.exists(os.path.join(run, n))]
     if os.path.isdir(run) and not saved:  # a committed run in a clone keeps neither, except where a result needs it
-        fail(f"--run: {run} has neither model.pt nor checkpoint.pt (a clone keeps them only where a result needs them); "
-             "train it again with --save-model")
+        fail(f"--run: {run} has neither model.pt nor checkpoint.pt (a clone keeps them only where a result needs "
+             "them); train it again with --save-model")
     try:
         with open(os.path.join(run, "config.json")) as f:
             config = json.load(f)
@@ -201,11 +201,14 @@ def main(argv=None):
                    help="physical seconds between frames, a multiple of the run's δ (default 0.05)")
     p.add_argument("--slow-motion", type=within(float, 0, 1000, open_low=True), default=DEFAULTS["slow_motion"],
                    help="playback time per physical time (default 1: real time)")
-    p.add_argument("--max-frames", type=within(int, 2, 10_000), default=DEFAULTS["max_frames"], help="at most this many frames (default 300)")
+    p.add_argument("--max-frames", type=within(int, 2, 10_000), default=DEFAULTS["max_frames"],
+                   help="at most this many frames (default 300)")
     p.add_argument("--width", type=within(int, 64, 4096), default=DEFAULTS["width"], help="pixels (default 480)")
     p.add_argument("--height", type=within(int, 64, 4096), default=DEFAULTS["height"], help="pixels (default 360)")
-    p.add_argument("--seed", type=promises.SEED, default=DEFAULTS["seed"], help="seed of the episode's initial state (default 0)")
-    p.add_argument("--colors", type=within(int, 2, 256), default=DEFAULTS["colors"], help="palette size per frame, 2-256 (default 64)")
+    p.add_argument("--seed", type=promises.SEED, default=DEFAULTS["seed"],
+                   help="seed of the episode's initial state (default 0)")
+    p.add_argument("--colors", type=within(int, 2, 256), default=DEFAULTS["colors"],
+                   help="palette size per frame, 2-256 (default 64)")
     args = p.parse_args(argv)
     changed = [k for k, v in DEFAULTS.items() if getattr(args, k) != v]
     if args.out is None:
@@ -236,7 +239,8 @@ def main(argv=None):
     images = draw(frames, decisions, dt, args, title)
     duration = round(args.frame_s * args.slow_motion * 1000)
     palette = [im.quantize(args.colors, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE) for im in images]
-    with promises.locked("--out", os.path.dirname(os.path.abspath(args.out))), promises.replacing(args.out, binary=True) as f:
+    with promises.locked("--out", os.path.dirname(os.path.abspath(args.out))), \
+            promises.replacing(args.out, binary=True) as f:
         palette[0].save(f, format="GIF", save_all=True, append_images=palette[1:], duration=duration, loop=0)
     shown = [w for s, w in decisions if s < total_steps]
     print(f"{args.out}: {len(images)} frames, {duration} ms each ({args.slow_motion:g}× physical time), "

@@ -53,7 +53,8 @@ def committed(run, updates):
     try:
         with open(os.path.join(run, "config.json")) as f:
             config = json.load(f)
-        if not (isinstance(config.get("method"), str) and isinstance(config.get("num_steps"), int) and config["num_steps"] > 0):
+        if not (isinstance(config.get("method"), str) and isinstance(config.get("num_steps"), int)
+                and config["num_steps"] > 0):
             raise ValueError("no method or num_steps")
         found = rows(os.path.join(run, "progress.csv"), updates)
     except Exception as e:  # noqa: BLE001 - missing, torn or foreign files: OS, JSON, attribute and CSV errors alike

@@ -80,12 +80,12 @@ def load(run):
         with open(os.path.join(run, "config.json")) as f:
             config = json.load(f)
         module = script_of(config["method"])
-        path = next((os.path.join(run, n) for n in ("model.pt", "checkpoint.pt") if os.path.exists(os.path.join(run, n))),
-                    None)
+        path = next((os.path.join(run, n) for n in ("model.pt", "checkpoint.pt")
+                     if os.path.exists(os.path.join(run, n))), None)
         if path is None:
             raise FileNotFoundError("no model.pt or checkpoint.pt (train with --save-model)")
         state = torch.load(path, weights_only=True)
-        args = status.parsed(module, check_reproducible.command(config, 1, "LOG_DIR")[2:])  # checked as its script checks them
+        args = status.parsed(module, check_reproducible.command(config, 1, "LOG_DIR")[2:])  # as its script checks them
         vars(args).update({k: v for k, v in config.items() if k in vars(args)})  # the run's own budget and names too
         state["agent"], state["obs_rms"]  # noqa: B018 - raises KeyError if missing
         why = other_run(state, config)

@@ -80,7 +80,8 @@ def main(argv=None):
     runs = sum(found.values())
     if not runs:
         fail("no command on stdin (pipe a figure script's --list into it)")
-    print(f"{runs:,} runs: {hours:,.0f} CPU-hours (runs timed {', '.join(f'{how}: {n:,}' for how, n in found.items())}); "
+    print(f"{runs:,} runs: {hours:,.0f} CPU-hours "
+          f"(runs timed {', '.join(f'{how}: {n:,}' for how, n in found.items())}); "
           f"on {args.cores} cores at {args.speed:.0%} of one run's speed: {hours / args.cores / args.speed:,.1f} hours")
 
 

@@ -92,7 +92,8 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.error = fail
     p.add_argument("-v", "--verbose", action="store_true", help="list the finished runs too")
-    p.add_argument("--check", action="store_true", help="exit status 1, with one line on stderr, unless every run is finished")
+    p.add_argument("--check", action="store_true",
+                   help="exit status 1, with one line on stderr, unless every run is finished")
     args = p.parse_args(argv)
     verbose = args.verbose
     found = {"finished": [], "unfinished": [], "not started": [], "made with other flags": []}
