@@ -13,10 +13,10 @@ import time
 import pytest
 import torch
 
+import dau
+import envs
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
-import dau  # noqa: E402 - a top-level script
-import envs  # noqa: E402
 
 TIMINGS = {"wall_time_s", "decisions_per_s", "env_steps_per_s", "gradient_steps_per_s"}
 SMALL = ["--num-envs", "4", "--train-every", "5", "--gradient-steps", "3", "--batch-size", "16"]
