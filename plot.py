@@ -31,6 +31,10 @@ numbers of the report), with the seeds' count.
               smallest δ; prints a table of final returns with a verdict per task and setting
   lowest      <setting>_lowest_dt_return_vs_<x>_<tasks>: App. F.2's and G's figures, a panel per task (four
               a row) at its smallest δ, every method overlaid; with --x physical_time_s or wall_time_s
+  fig4        fig4_final_return_at_equal_physical_time_<tasks>: the paper's Fig. 4, SAR-PPO against DAU per
+              task and δ at DAU's physical time T (dau.py --physical-time): DAU's deterministic evaluations
+              and SAR-PPO's training return over the last 10% of T (hatched where SAR-PPO's run ends
+              before T: read at its end); prints the table with the decisions each used
 
     python plot.py results/runs --out results/figures               # figures + tables
     python plot.py results/runs --x physical_time_s --format pdf     # App. F.2's axis
@@ -76,16 +80,17 @@ LEARNERS = ["PPO", "TRPO", "A2C", "DAU"]  # DAU (dau.py, Fig. 4): a learner and 
 METHODS = [f"{family}{learner}" for learner in LEARNERS[:3] for family in ("SAR-", "λ-SAR-", "FiGAR-C-", "")] \
     + ["PPO (scaled)", "ARP-PPO", "ARP-PPO (scaled)", "DAU"]
 # One colour per method family in every figure, the theory plots of benchmark/ included (Okabe & Ito's
-# colour-blind-safe palette), keyed by the family's PPO name; anything else is grey.
+# colour-blind-safe palette; DAU Tol's olive, as Okabe & Ito's sky blue is too near SAR's blue), keyed by the
+# family's PPO name; anything else is grey.
 FAMILY_COLORS = {"SAR-PPO": "#0072B2", "λ-SAR-PPO": "#009E73", "FiGAR-C-PPO": "#D55E00", "PPO": "#3A3A3A",
-                 "PPO (scaled)": "#CC79A7", "ARP-PPO": "#E69F00", "ARP-PPO (scaled)": "#E69F00", "DAU": "#56B4E9"}
+                 "PPO (scaled)": "#CC79A7", "ARP-PPO": "#E69F00", "ARP-PPO (scaled)": "#E69F00", "DAU": "#999933"}
 SCALED_LINE = "--"  # a "(scaled)" method (lr × δ/δ0, App. F.2) beside its base: dashed
 OTHER_COLOR = "#8C8C8C"
 DT_LINES = ["-", "--", ":", "-."]  # smallest δ first
 DT_HATCHES = ["", "//", "..", "xx"]
 VARIANT_LINES = ["--", ":", "-.", (0, (5, 1, 1, 1, 1, 1)), (0, (1, 3))]
 STOCHASTIC = ["action", "ext-force", "ext-force-perceptible"]  # Fig. 5's rows
-KINDS = ["curves", "durations", "bars", "grid", "normalised", "fig5", "lowest"]
+KINDS = ["curves", "durations", "bars", "grid", "normalised", "fig5", "lowest", "fig4"]
 INTERVAL = "bands: the seeds' min–max"
 PER_FIGURE = 4  # tasks per grid or Fig. 5 figure: readable at a page's width
 
@@ -222,6 +227,8 @@ def load_run(folder, partial=False, max_steps=None, counts=None):
         columns = {k: np.array([number(r[k]) for r in rows]) for k in
                    ("decision_steps", "env_steps", "physical_time_s", "wall_time_s", "return_mean",
                     "action_duration_mean_s", "safe_radius_mean")}
+        if "eval_return_mean" in rows[0]:  # DAU's deterministic evaluations (Fig. 4)
+            columns["eval_return_mean"] = np.array([number(r["eval_return_mean"]) for r in rows])
         for key in ("env_id", "method", "dt", "seed", "total_steps"):
             config[key]  # noqa: B018 - raises KeyError if missing
         goal = config["total_steps"] if max_steps is None else min(max_steps, config["total_steps"])
@@ -676,6 +683,119 @@ def lowest_figure(groups, setting, x_key, smooth, tasks):
     return fig
 
 
+def return_at_physical_time(columns, seconds, fraction=0.1):
+    """Fig. 4's SAR-PPO: the mean training return of the updates in the last `fraction` of [0, T] physical
+    seconds, and whether the run reached T (one that did not is read over its own last 10%, final_return)."""
+    x, returns = columns["physical_time_s"], columns["return_mean"]
+    if x[-1] < seconds:
+        return final_return(columns, fraction), False
+    window = ~np.isnan(returns) & (x >= seconds * (1 - fraction)) & (x <= seconds)
+    return (float(returns[window].mean()) if window.any() else math.nan), True
+
+
+def evaluated_return(columns, fraction=0.1):
+    """Fig. 4's DAU: the mean deterministic evaluation return over the last `fraction` of its physical time
+    (the last evaluation if none lies there)."""
+    x, returns = columns["physical_time_s"], columns.get("eval_return_mean", np.full(len(columns["physical_time_s"]),
+                                                                                     math.nan))
+    known = ~np.isnan(returns)
+    window = known & (x >= x[-1] * (1 - fraction))
+    return float(returns[window].mean()) if window.any() else float(returns[known][-1]) if known.any() else math.nan
+
+
+def fig4_cells(groups):
+    """{(env, δ): (T, SAR-PPO's runs, DAU's runs)} for each task and δ with DAU runs (deterministic setting);
+    T = DAU's physical time (--physical-time, rounded to whole rows)."""
+    cells = {}
+    for (env_id, setting, method, dt), runs in groups.items():
+        if method == "DAU" and setting == "deterministic":
+            seconds = max(float(columns["physical_time_s"][-1]) for _, columns, _ in runs)
+            cells[(env_id, dt)] = (seconds, groups.get((env_id, setting, "SAR-PPO", dt), []), runs)
+    return dict(sorted(cells.items(), key=lambda item: (TASKS.index(item[0][0]) if item[0][0] in TASKS else len(TASKS),
+                                                        item[0])))
+
+
+def fig4_values(cell):
+    """(SAR-PPO's values at T, how many of its runs reached T, its decisions up to T, DAU's values, DAU's
+    transitions) of one Fig. 4 cell."""
+    seconds, sar, dau = cell
+    read = [return_at_physical_time(columns, seconds) for _, columns, _ in sar]
+    decisions = [float(np.interp(min(seconds, columns["physical_time_s"][-1]), columns["physical_time_s"],
+                                 columns["decision_steps"])) for _, columns, _ in sar]
+    return ([v for v, _ in read], sum(reached for _, reached in read), decisions,
+            [evaluated_return(columns) for _, columns, _ in dau], [float(c["decision_steps"][-1]) for _, c, _ in dau])
+
+
+def fig4_table(groups):
+    """Markdown: per task and δ, SAR-PPO and DAU at DAU's physical time T (mean ± 95% t interval, seeds'
+    count), the decisions each made, whether SAR-PPO is above; then DAU's transitions over SAR-PPO's
+    decisions at each task's smallest δ (the paper's "17.6× fewer decision steps")."""
+    cells = fig4_cells(groups)
+    lines = ["| task | δ (ms) | T (s) | SAR-PPO | DAU | SAR-PPO above DAU? | SAR-PPO decisions | DAU transitions |",
+             "|---|---|---|---|---|---|---|---|"]
+    ratios = {}
+
+    def cite(values):
+        return "–" if not values else "{:.1f} ± {:.1f} ({})".format(*mean_ci(values), len(values))
+    for (env_id, dt), cell in cells.items():
+        sar, reached, decisions, dau, transitions = fig4_values(cell)
+        short = "" if reached == len(sar) else f" †{len(sar) - reached}"
+        answer = verdict(sar, dau) if sar and dau else "–"
+        lines.append(f"| {env_id} | {dt * 1000:g} | {cell[0]:,.0f} | {cite(sar)}{short} | {cite(dau)} | {answer} | "
+                     f"{np.mean(decisions):,.0f} | {np.mean(transitions):,.0f} |" if decisions else
+                     f"| {env_id} | {dt * 1000:g} | {cell[0]:,.0f} | – | {cite(dau)} | – | – | "
+                     f"{np.mean(transitions):,.0f} |")
+        if decisions and dt == min(d for e, d in cells if e == env_id):
+            ratios[env_id] = np.mean(transitions) / np.mean(decisions)
+    lines.append("")
+    lines.append("† that many SAR-PPO runs end before T: read over their own last 10% of decisions.")
+    if ratios:
+        lines.append("At each task's smallest δ, DAU's transitions / SAR-PPO's decisions up to T: "
+                     + ", ".join(f"{e.removesuffix('-v5')} {r:.1f}×" for e, r in ratios.items())
+                     + f"; mean {np.mean(list(ratios.values())):.1f}× over {len(ratios)} task(s).")
+    return "\n".join(lines)
+
+
+def fig4_figure(groups, tasks):
+    """The paper's Fig. 4: a panel per task (four a row), a pair of bars per δ: SAR-PPO and DAU at equal
+    physical time T; whiskers the seeds' min–max, dots the seeds."""
+    cells = fig4_cells(groups)
+    rows, cols = math.ceil(len(tasks) / PER_FIGURE), min(len(tasks), PER_FIGURE)
+    fig, axes = plt.subplots(rows, cols, figsize=(max(5.0, 2.7 * cols + 0.6), 2.6 * rows + 1.3), squeeze=False)
+    for ax, env_id in zip(axes.flat, tasks):
+        dts = sorted(dt for e, dt in cells if e == env_id)
+        for i, dt in enumerate(dts):
+            sar, reached, _, dau, _ = fig4_values(cells[(env_id, dt)])
+            for j, (method, values) in enumerate((("SAR-PPO", sar), ("DAU", dau))):
+                if not values:
+                    continue
+                mean, low, high = mean_range(values)
+                x = i + (j - 0.5) * 0.38
+                ax.bar(x, mean, 0.38, yerr=[[mean - low], [high - mean]], capsize=2, error_kw={"lw": 1},
+                       color=method_color(method), edgecolor="white", linewidth=0,
+                       hatch="//" if method == "SAR-PPO" and reached < len(values) else "")
+                ax.scatter([x] * len(values), values, s=7, color="black", zorder=3)
+        ax.set_xticks(range(len(dts)), [f"{dt * 1000:g} ms\nT = {cells[(env_id, dt)][0]:,.0f} s" for dt in dts],
+                      fontsize=7)
+        ax.set_xlim(-0.6, len(dts) - 0.4)
+        ax.set_title(env_id, fontsize=8)
+        ax.tick_params(axis="y", labelsize=7)
+        ax.grid(alpha=0.3, axis="y")
+    for ax in axes.flat[len(tasks):]:
+        ax.set_visible(False)
+    for row in axes:
+        row[0].set_ylabel("return at physical time T", fontsize=8)
+    handles = [matplotlib.patches.Patch(color=method_color("SAR-PPO"), label="SAR-PPO (training return)"),
+               matplotlib.patches.Patch(facecolor=method_color("SAR-PPO"), hatch="//", edgecolor="white",
+                                        label="SAR-PPO, run ended before T"),
+               matplotlib.patches.Patch(color=method_color("DAU"), label="DAU (deterministic evaluation)")]
+    fig.legend(handles=handles, loc="lower center", ncol=3, fontsize=8, frameon=False)
+    suptitle(fig, "PPO and DAU: Fig. 4, SAR-PPO against DAU at equal physical time T per task and δ\n"
+             "the return over the last 10% of T; bars: mean over seeds; whiskers: the seeds' min–max; dots: seeds")
+    fig.tight_layout(rect=(0, 0.45 / fig.get_figheight(), 1, 1))
+    return fig
+
+
 def verdict(sar, other):
     """SAR against another method over seeds' final returns, by the figures' intervals (min–max)."""
     (sar_mean, sar_low, _), (mean, _, high) = mean_range(sar), mean_range(other)
@@ -951,6 +1071,9 @@ def main(argv=None):
         if "fig5" in args.kinds and fig5_groups(part)[0]:
             print()
             print(fig5_table(part))
+    if "fig4" in args.kinds and fig4_cells(groups):  # two learners in one figure: before the split
+        print()
+        print(fig4_table(groups))
     if args.table:
         return 0
     with promises.locked("--out", args.out):  # two plot.py drawing into one folder would mix their figures
@@ -958,6 +1081,15 @@ def main(argv=None):
         written = []
         for learner, part in learners.items():
             for path in draw(part, args, f"{learner.lower()}_" if len(learners) > 1 else ""):
+                print(f"wrote {path}")
+                written.append(os.path.basename(path))
+        if "fig4" in args.kinds:
+            tasks = ordered({env_id for env_id, _ in fig4_cells(groups)}, TASKS)
+            if not tasks:
+                print("warning: no DAU run found for Fig. 4 (dau.py; benchmark/fig4_dau.sh)", file=sys.stderr)
+            for part in chunks(tasks, 2 * PER_FIGURE):
+                name = f"{args.prefix}fig4_final_return_at_equal_physical_time_{tasks_name(part)}.{args.format}"
+                path = save(fig4_figure(groups, part), os.path.join(args.out, name))
                 print(f"wrote {path}")
                 written.append(os.path.basename(path))
     older = sorted(set(before) - set(written))

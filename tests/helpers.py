@@ -3,9 +3,14 @@ plot.py, and the one-line-error checks that every command's bad input is held to
 import csv
 import json
 import os
+import runpy
 import shutil
+import signal
 import subprocess
 import sys
+import tempfile
+import time
+import traceback
 import warnings
 
 import mujoco
@@ -29,9 +34,100 @@ def check(env):
 FAST = ["--num-steps", "1024", "--update-epochs", "2", "--minibatch-size", "256"]
 
 
+FRESH_WARNINGS = [("default", DeprecationWarning, "__main__"), ("ignore", DeprecationWarning, ""),
+                  ("ignore", PendingDeprecationWarning, ""), ("ignore", ImportWarning, ""),
+                  ("ignore", ResourceWarning, "")]  # a fresh interpreter's filters
+
+
+class Forked:
+    """`python path args` (or `python -c prelude path args`) started as a fork of this test process, whose torch,
+    gymnasium and MuJoCo are imported already (the imports are half of a tiny run); with the part of Popen's
+    interface the tests use. stdin, stdout and stderr are files (default /dev/null)."""
+
+    def __init__(self, path, *args, files=None, prelude=None, env=None, cwd=None, preexec_fn=None):
+        self.args, self.returncode = [path, *map(str, args)], None
+        with open(os.devnull, "r+b") as devnull:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            self.pid = os.fork()
+            if self.pid == 0:  # the child never returns into pytest
+                os._exit(forked_child(os.path.join(ROOT, path), self.args[1:], prelude, files or [devnull] * 3, env,
+                                      cwd, preexec_fn))
+
+    def poll(self):
+        if self.returncode is None:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def send_signal(self, sig):
+        if self.poll() is None:
+            os.kill(self.pid, sig)
+
+    def wait(self, timeout=None):
+        end = None if timeout is None else time.monotonic() + timeout
+        while self.poll() is None:
+            if end is not None and time.monotonic() > end:
+                raise subprocess.TimeoutExpired(self.args, timeout)
+            time.sleep(0.005)
+        return self.returncode
+
+
+def run_forked(path, *args, stdin=None, timeout=240, **how):
+    """subprocess.run(..., capture_output=True, text=True) of a Forked script: its exit status, stdout, stderr."""
+    with tempfile.TemporaryFile() as given, tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        given.write((stdin or "").encode())
+        given.seek(0)
+        child = Forked(path, *args, files=[given, out, err], **how)
+        try:
+            child.wait(timeout)
+        except subprocess.TimeoutExpired:
+            child.send_signal(signal.SIGKILL)
+            child.wait()
+            raise
+        out.seek(0)
+        err.seek(0)
+        return subprocess.CompletedProcess(child.args, child.returncode, out.read().decode(), err.read().decode())
+
+
+def forked_child(path, args, prelude, files, env, cwd, preexec_fn):
+    """Runs the script as a fresh interpreter would (its stdio, argv, sys.path, signals, warnings); its exit status."""
+    status = 1
+    try:
+        for fd, f in enumerate(files):
+            os.dup2(f.fileno(), fd)
+        sys.stdin, sys.stdout, sys.stderr = (open(fd, mode, closefd=False) for fd, mode in enumerate("rww"))
+        if env is not None:
+            os.environ.clear()
+            os.environ.update(env)
+        if cwd:
+            os.chdir(cwd)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        warnings.resetwarnings()
+        for action, category, module in reversed(FRESH_WARNINGS):
+            warnings.filterwarnings(action, category=category, module=module)
+        if preexec_fn:
+            preexec_fn()
+        sys.argv = ["-c", path, *args] if prelude else [path, *args]
+        sys.path.insert(0, "" if prelude else os.path.dirname(path))
+        if prelude:
+            exec(prelude, {"__name__": "__main__"})
+        else:
+            runpy.run_path(path, run_name="__main__")
+        status = 0
+    except SystemExit as e:
+        status = e.code if isinstance(e.code, int) else 0 if e.code is None else print(e.code, file=sys.stderr) or 1
+    except BaseException:  # noqa: BLE001 - as the interpreter would: the traceback, exit status 1
+        traceback.print_exc()
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    return status
+
+
 def train(script, tmp_path, *flags, name="run", check=True):
-    cmd = [sys.executable, os.path.join(ROOT, script), "--log-dir", str(tmp_path), "--run-name", name, *flags]
-    result = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
+    result = run_forked(script, "--log-dir", tmp_path, "--run-name", name, *flags)
     if check:
         assert result.returncode == 0, result.stderr[-2000:]
     return result
@@ -122,8 +218,7 @@ def exits_2_with_one_line(call, named, capsys):
 
 
 def run_python(path, *args, stdin=None, env=None, timeout=120):
-    return subprocess.run([sys.executable, os.path.join(ROOT, path), *map(str, args)], input=stdin,
-                          capture_output=True, text=True, timeout=timeout, env=env)
+    return run_forked(path, *args, stdin=stdin, env=env, timeout=timeout)
 
 
 PG_TINY = ["--envs", "InvertedPendulum-v5", "--dts", "original", "--methods", "VPG", "PPO", "--burn-in", "2",

@@ -12,7 +12,7 @@ import torch
 from torch.distributions import MultivariateNormal, Normal
 
 import arp_ppo
-from tests.helpers import ROOT, train
+from tests.helpers import ROOT, Forked, train
 
 TIMINGS = {"wall_time_s", "decisions_per_s", "env_steps_per_s"}
 
@@ -145,8 +145,7 @@ def test_killed_arp_run_resumes_with_the_uninterrupted_runs_rows(tmp_path):
     flags = ["--arp-p", "3", "--arp-alpha", "0.8", "--total-steps", str(10 * 256), "--num-steps", "256",
              "--update-epochs", "1", "--minibatch-size", "128", "--checkpoint-every", "2"]
     train("arp_ppo.py", tmp_path, *flags, name="whole")
-    cmd = [sys.executable, os.path.join(ROOT, "arp_ppo.py"), "--log-dir", str(tmp_path), "--run-name", "run", *flags]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = Forked("arp_ppo.py", "--log-dir", tmp_path, "--run-name", "run", *flags)
     progress, checkpoint = tmp_path / "run" / "progress.csv", tmp_path / "run" / "checkpoint.pt"
     deadline = time.time() + 120
     while time.time() < deadline and not (checkpoint.exists() and len(progress.read_text().splitlines()) >= 4):

@@ -6,7 +6,6 @@ import io
 import math
 import os
 import signal
-import subprocess
 import sys
 import time
 
@@ -15,6 +14,7 @@ import torch
 
 import dau
 import envs
+from tests.helpers import Forked, run_forked
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -23,8 +23,7 @@ SMALL = ["--num-envs", "4", "--train-every", "5", "--gradient-steps", "3", "--ba
 
 
 def train(log_dir, *flags, name="run", check=True):
-    cmd = [sys.executable, os.path.join(ROOT, "dau.py"), "--log-dir", str(log_dir), *flags]
-    result = subprocess.run(cmd + (["--run-name", name] if name else []), capture_output=True, text=True, timeout=240)
+    result = run_forked("dau.py", "--log-dir", log_dir, *flags, *(["--run-name", name] if name else []))
     if check:
         assert result.returncode == 0, result.stderr[-2000:]
     return result
@@ -198,8 +197,8 @@ def test_status_calls_the_short_run_finished_and_plot_draws_it(short_run, tmp_pa
 
 
 def kill_after_rows(cmd, progress, count):
-    """Start `cmd`, SIGKILL it once progress.csv has `count` rows; the rows it had then."""
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    """Start `cmd` (a script and its flags), SIGKILL it once progress.csv has `count` rows; the rows it had then."""
+    proc = Forked(*cmd)
     deadline = time.time() + 120
     while proc.poll() is None and time.time() < deadline:
         if progress.exists() and len(progress.read_text().splitlines()) > count:
@@ -214,10 +213,10 @@ def test_a_run_killed_twice_and_resumed_gives_the_uninterrupted_runs_rows(tmp_pa
     # InvertedPendulum at δ0: its pole falls every few seconds, so resets draw from the envs' own RNGs too
     flags = ["--dt", "original", "--physical-time", "24", *SMALL, "--checkpoint-every", "6"]  # 30 rows
     train(tmp_path, *flags, name="whole")
-    cmd = [sys.executable, os.path.join(ROOT, "dau.py"), "--log-dir", str(tmp_path), "--run-name", "cut", *flags]
+    cmd = ["dau.py", "--log-dir", tmp_path, "--run-name", "cut", *flags]
     progress = tmp_path / "cut" / "progress.csv"
     first = kill_after_rows(cmd, progress, 3)  # before its first checkpoint: it starts over
-    second = kill_after_rows(cmd + ["--resume"], progress, 14)  # past two: rows 13 on are made again
+    second = kill_after_rows([*cmd, "--resume"], progress, 14)  # past two: rows 13 on are made again
     assert 3 <= first < 30 and 14 <= second < 30 and checkpoint(tmp_path / "cut")["counters"]["row"] in (12, 18, 24)
     train(tmp_path, *flags, "--resume", name="cut")
     whole = rows(tmp_path / "whole", timings=False)
@@ -262,9 +261,8 @@ runpy.run_path(sys.argv[0], run_name="__main__")
 @pytest.mark.parametrize("env_id,named", [("NanObservation-v0", "observation: not finite"),
                                           ("NanReward-v0", "reward: not finite")])
 def test_a_non_finite_observation_or_reward_ends_the_run_in_one_line_naming_it(tmp_path, env_id, named):
-    result = subprocess.run([sys.executable, "-c", TOYS, os.path.join(ROOT, "dau.py"), "--env-id", env_id, "--dt",
-                             "0.01", "--physical-time", "1", *SMALL, "--log-dir", str(tmp_path)],
-                            capture_output=True, text=True, timeout=240)
+    result = run_forked("dau.py", "--env-id", env_id, "--dt", "0.01", "--physical-time", "1", *SMALL, "--log-dir",
+                        tmp_path, prelude=TOYS)
     assert result.returncode == 1 and result.stderr.count("\n") == 1, result.stderr
     assert f"the environment failed in row 1 ({named})" in result.stderr
 

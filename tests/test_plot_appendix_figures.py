@@ -1,10 +1,11 @@
-"""plot.py's appendix figures (App. F.2's PPO (scaled), App. G's ARP): each task at its smallest δ, every method
-overlaid, against physical time or training time."""
+"""plot.py's baseline figures: App. F.2's PPO (scaled) and App. G's ARP (each task at its smallest δ, every method
+overlaid, against physical time or training time) and Fig. 4's DAU (SAR-PPO against DAU at equal physical time)."""
 import json
 import os
 
 import numpy as np
 
+import dau
 import plot
 import sar_ppo
 
@@ -12,7 +13,7 @@ TASKS = ["InvertedPendulum-v5", "Hopper-v5", "Walker2d-v5", "Reacher-v5", "Swimm
 METHODS = ["SAR-PPO", "PPO", "PPO (scaled)", "ARP-PPO", "ARP-PPO (scaled)"]
 
 
-def fake_run(root, env_id, method, dt, seed, final, seconds_per_row):
+def fake_run(root, env_id, method, dt, seed, final, seconds_per_row, physical_per_row=None):
     folder = root / f"{env_id}_{method}_{dt}_{seed}"
     folder.mkdir(parents=True)
     (folder / "config.json").write_text(json.dumps(
@@ -21,7 +22,7 @@ def fake_run(root, env_id, method, dt, seed, final, seconds_per_row):
     lines = [",".join(sar_ppo.COLUMNS)]
     for i in range(1, 11):
         row = {c: "" for c in sar_ppo.COLUMNS}
-        row.update(decision_steps=i * 100, env_steps=i * 100, physical_time_s=i * 100 * dt,
+        row.update(decision_steps=i * 100, env_steps=i * 100, physical_time_s=i * (physical_per_row or 100 * dt),
                    wall_time_s=i * seconds_per_row, return_mean=final * i / 10, action_duration_mean_s=dt)
         lines.append(",".join(str(row[c]) for c in sar_ppo.COLUMNS))
     (folder / "progress.csv").write_text("\n".join(lines) + "\n")
@@ -70,3 +71,48 @@ def test_arp_methods_are_paper_methods_with_the_arp_colour_and_not_variants():
     assert plot.base_method("ARP-PPO (p=1, α=0.5)") == "ARP-PPO"  # another (p, α): a variant of ARP-PPO
     assert plot.method_color("ARP-PPO (scaled)") == plot.method_color("ARP-PPO") != plot.method_color("SAR-PPO")
     assert len({plot.FAMILY_COLORS[m] for m in ("SAR-PPO", "PPO", "PPO (scaled)", "ARP-PPO", "FiGAR-C-PPO")}) == 5
+
+
+def fake_dau_run(root, env_id, dt, seed, seconds, evaluations):
+    """A DAU run of `seconds` physical time in 10 rows, evaluated deterministically at the rows given."""
+    folder = root / f"{env_id}__dau__dt{dt}__s{seed}"
+    folder.mkdir(parents=True)
+    steps = round(seconds / dt)
+    (folder / "config.json").write_text(json.dumps(
+        {"env_id": env_id, "method": "DAU", "dt": dt, "seed": seed, "total_steps": steps, "noise": None,
+         "hold_penalty": False, "physical_time": seconds, "num_envs": 4, "train_every": steps // 40}))
+    lines = [",".join(dau.COLUMNS)]
+    for i in range(1, 11):
+        row = {c: "" for c in dau.COLUMNS}
+        row.update(decision_steps=steps * i // 10, env_steps=steps * i // 10, physical_time_s=seconds * i / 10,
+                   wall_time_s=i, eval_return_mean=evaluations.get(i, ""))
+        lines.append(",".join(str(row[c]) for c in dau.COLUMNS))
+    (folder / "progress.csv").write_text("\n".join(lines) + "\n")
+
+
+def test_fig4_reads_sar_ppo_at_daus_physical_time_and_says_where_its_run_ended_before(tmp_path, capsys):
+    for seed in (1, 2):
+        fake_run(tmp_path, "Hopper-v5", "SAR-PPO", 0.002, seed, final=100.0, seconds_per_row=1, physical_per_row=100)
+        fake_run(tmp_path, "Hopper-v5", "SAR-PPO", 0.0004, seed, final=100.0, seconds_per_row=1, physical_per_row=40)
+        for dt in (0.002, 0.0004):
+            fake_dau_run(tmp_path, "Hopper-v5", dt, seed, 500.0, {5: 7.0, 10: 30.0 + seed})
+    groups = plot.load_groups([str(tmp_path)])
+    table = plot.fig4_table(groups)
+    rows = {line.split(" | ")[1]: line for line in table.splitlines() if line.startswith("| Hopper-v5")}
+    # at 2 ms SAR-PPO passes T = 500 s at its 5th row (of 1,000 s): its rows in [450, 500] s give 50; DAU's last
+    # evaluations 31 and 32
+    assert rows["2"] == ("| Hopper-v5 | 2 | 500 | 50.0 ± 0.0 (2) | 31.5 ± 6.4 (2) | SAR above by the intervals | "
+                         "500 | 250,000 |")
+    # at 0.4 ms its runs end at 400 s, before T: read over their last 10% of decisions (rows 9, 10: 95), and marked
+    assert rows["0.4"].startswith("| Hopper-v5 | 0.4 | 500 | 95.0 ± 0.0 (2) †2 | 31.5 ± 6.4 (2) |")
+    assert "Hopper 1250.0×" in table  # the smallest δ: 1,250,000 transitions against 1,000 decisions
+    fig = plot.fig4_figure(groups, ["Hopper-v5"])
+    bars = [p for p in fig.axes[0].patches if isinstance(p, plot.matplotlib.patches.Rectangle)]
+    assert [b.get_height() for b in bars] == [95.0, 31.5, 50.0, 31.5]  # 0.4 ms first: SAR-PPO, DAU; then 2 ms
+    assert [b.get_hatch() or "" for b in bars] == ["//", "", "", ""]
+    assert np.allclose(plot.matplotlib.colors.to_rgb(bars[1].get_facecolor()),
+                       plot.matplotlib.colors.to_rgb(plot.FAMILY_COLORS["DAU"]))
+    plot.plt.close(fig)
+    assert plot.main([str(tmp_path), "--kinds", "fig4", "--out", str(tmp_path / "figures")]) == 0
+    assert os.listdir(tmp_path / "figures") == ["fig4_final_return_at_equal_physical_time_Hopper-v5.png"]
+    assert "| task | δ (ms) | T (s) | SAR-PPO | DAU |" in capsys.readouterr().out

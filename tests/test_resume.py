@@ -20,36 +20,12 @@ import figar_ppo
 import figar_trpo
 import sar_ppo
 import sar_trpo
-from tests.helpers import ROOT, TINY, VARYING, copy_of, rows_of, train
-
-
-@pytest.mark.parametrize("script,flags,n", [
-    ("sar_ppo.py", ["--num-steps", "512", "--update-epochs", "1", "--minibatch-size", "256"], 512),
-    ("sar_trpo.py", ["--num-steps", "256", "--vf-minibatch-size", "128"], 256),
-    ("sar_ppo.py", ["--a2c"], 256)])
-def test_killed_run_resumes_without_lost_or_repeated_rows(tmp_path, script, flags, n):
-    flags = ["--total-steps", str(12 * n), "--checkpoint-every", "2", *flags]
-    cmd = [sys.executable, os.path.join(ROOT, script), "--log-dir", str(tmp_path), "--run-name", "run", *flags]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    progress, checkpoint = tmp_path / "run" / "progress.csv", tmp_path / "run" / "checkpoint.pt"
-    deadline = time.time() + 120
-    while time.time() < deadline and not (checkpoint.exists() and len(progress.read_text().splitlines()) >= 4):
-        time.sleep(0.02)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    before = rows_of(tmp_path)
-    saved = torch.load(checkpoint, weights_only=True)["counters"]["decision_steps"]
-    assert 0 < saved and len(before) < 12  # killed mid-run, after a checkpoint
-    train(script, tmp_path, *flags, "--resume")
-    after = rows_of(tmp_path)
-    kept = [r for r in before if int(r["decision_steps"]) <= saved]
-    assert after[:len(kept)] == kept
-    assert [int(r["decision_steps"]) for r in after] == list(range(n, 12 * n + 1, n))
+from tests.helpers import ROOT, TINY, VARYING, Forked, copy_of, rows_of, train
 
 
 def kill_after_rows(cmd, progress, rows):
-    """Start `cmd`, SIGKILL it once progress.csv has `rows` rows (or when it ends by itself)."""
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    """Start `cmd` (a script and its flags), SIGKILL it once progress.csv has `rows` rows (or when it ends)."""
+    proc = Forked(*cmd)
     deadline = time.time() + 120
     while proc.poll() is None and time.time() < deadline:
         if progress.exists() and len(progress.read_text().splitlines()) > rows:
@@ -67,7 +43,7 @@ def test_a_run_killed_at_three_moments_and_resumed_gives_the_uninterrupted_runs_
     flags = ["--total-steps", "1536", "--num-steps", "256", *learner_flags,
              "--checkpoint-every", "2", "--noise", "ext-force", "--noise-prob", "0.3"]  # the env's RNG matters too
     train(script, tmp_path, *flags, name="whole")
-    cmd = [sys.executable, os.path.join(ROOT, script), "--log-dir", str(tmp_path), "--run-name", "cut", *flags]
+    cmd = [script, "--log-dir", tmp_path, "--run-name", "cut", *flags]
     for rows in (1, 3, 5):  # mid-update, and past a checkpoint: rows logged after it are made again
         kill_after_rows(cmd + ["--resume"] * (rows > 1), tmp_path / "cut" / "progress.csv", rows)
     train(script, tmp_path, *flags, "--resume", name="cut")

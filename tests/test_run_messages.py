@@ -1,9 +1,6 @@
 """What a training run says and does at its edges: a folder made by another process meanwhile, an environment that
 fails, a budget changed on --resume, a model written on a finished run, an update with no episode, a failed write."""
-import os
 import resource
-import subprocess
-import sys
 
 import gymnasium as gym
 import numpy as np
@@ -12,7 +9,7 @@ import torch
 
 import envs
 import sar_ppo
-from tests.helpers import ROOT
+from tests.helpers import ROOT, run_forked
 
 SCRIPTS = ["sar_ppo.py", "figar_ppo.py", "sar_trpo.py", "figar_trpo.py", "arp_ppo.py"]
 TINY = {"sar_trpo.py": ["--num-steps", "256", "--vf-minibatch-size", "128"],
@@ -41,9 +38,8 @@ runpy.run_path(sys.argv[0], run_name="__main__")
 
 
 def run(script, log_dir, *flags, toys=False, preexec_fn=None):
-    head = [sys.executable, "-c", TOYS] if toys else [sys.executable]
-    cmd = [*head, os.path.join(ROOT, script), "--log-dir", str(log_dir), "--run-name", "run", *flags]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=240, cwd=ROOT, preexec_fn=preexec_fn)
+    return run_forked(script, "--log-dir", log_dir, "--run-name", "run", *flags, prelude=TOYS if toys else None,
+                      cwd=ROOT, preexec_fn=preexec_fn)
 
 
 def tiny(script):

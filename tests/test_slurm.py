@@ -108,6 +108,12 @@ def wait_for(condition, what, timeout=300, logs=()):
         time.sleep(0.2)
 
 
+def saved_update(folder):
+    """The update a run's checkpoint holds (0 before its first; the file is replaced atomically)."""
+    path = os.path.join(folder, "checkpoint.pt")
+    return torch.load(path, weights_only=True)["counters"]["update"] if os.path.exists(path) else 0
+
+
 SLURM_PROGRAMS = ("munged", "slurmctld", "slurmd", "sbatch", "squeue", "scancel", "scontrol", "sinfo")
 
 
@@ -286,7 +292,7 @@ def test_slurm_array_of_a_figure_script_finishes_and_a_cancelled_task_resumes(sl
         return pid
 
     wait_for(started, "task 1's run to start", logs=logs)
-    wait_for(lambda: len(whole_rows(folders[0])) >= 1, "task 1's first row", logs=logs)
+    wait_for(lambda: saved_update(folders[0]) >= 1, "task 1's first checkpoint after an update", logs=logs)
     os.kill(pid[0], signal.SIGSTOP)  # holds it at a row, however fast this machine is
     cut = len(whole_rows(folders[0]))
     assert 1 <= cut < rows, f"task 1 had {cut} rows when stopped"
@@ -300,7 +306,7 @@ def test_slurm_array_of_a_figure_script_finishes_and_a_cancelled_task_resumes(sl
     listed = subprocess.run([sys.executable, "tools/status.py"], input="\n".join(commands), cwd=ROOT,
                             capture_output=True, text=True, check=True).stdout.splitlines()
     assert listed[0] == "finished: 2" and listed[1] == "unfinished: 1" and "(checkpoint.pt)" in listed[2]
-    saved = torch.load(os.path.join(folders[0], "checkpoint.pt"), weights_only=True)["counters"]["update"]
+    saved = saved_update(folders[0])
     assert 1 <= saved <= kept
 
     # The same array again: task 1 continues from its checkpoint, the finished runs only say so.

@@ -101,6 +101,22 @@ def test_check_reproducible_remakes_an_a2c_and_a_trpo_run(tmp_path, capsys, scri
     assert capsys.readouterr().out.startswith(f"identical: first 2 rows of {tmp_path / 'run'}")
 
 
+def test_check_reproducible_remakes_a_dau_run_and_finds_a_changed_row(tmp_path, capsys):
+    result = run_python("dau.py", "--env-id", "InvertedPendulum-v5", "--dt", "0.01", "--physical-time", "1",
+                        "--num-envs", "4", "--train-every", "5", "--gradient-steps", "3", "--batch-size", "16",
+                        "--eval-every", "2", "--eval-episodes", "1", "--log-dir", tmp_path, "--run-name", "run")
+    assert result.returncode == 0, result.stderr  # 5 rows of 4 envs × 5 δ-steps, evaluated every 2nd
+    assert check_reproducible.main([str(tmp_path / "run"), "--updates", "4"]) == 0  # a budget of 4 rows' physical time
+    assert capsys.readouterr().out.startswith(f"identical: first 4 rows of {tmp_path / 'run'}")
+    progress = tmp_path / "run" / "progress.csv"
+    lines = progress.read_text().splitlines(keepends=True)
+    cells = lines[2].split(",")
+    cells[5] = str(float(cells[5] or 0) + 1)  # return_mean of row 2
+    progress.write_text("".join(lines[:2] + [",".join(cells)] + lines[3:]))
+    assert check_reproducible.main([str(tmp_path / "run"), "--updates", "4"]) == 1
+    assert capsys.readouterr().out.startswith("DIFFERENT: first 4 rows")
+
+
 @pytest.mark.parametrize("tool", ["check_reproducible", "evaluate"])
 def test_a_config_json_value_its_script_refuses_is_one_line_before_any_run_is_remade(tiny_run, tmp_path, capsys,
                                                                                       monkeypatch, tool):

@@ -406,7 +406,8 @@ def test_sb3_recipe_interrupted_while_training_says_one_line_and_leaves_no_file(
     pytest.importorskip("stable_baselines3")
     proc = subprocess.Popen([sys.executable, os.path.join(ROOT, "examples", "sb3_sar.py"),
                              "--out", str(tmp_path / "run")],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # as from a terminal
     assert proc.stdout.readline().startswith("decisions ")  # training, one update done
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)

@@ -16,15 +16,25 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) 
 from tools import ROOT, promises, status  # status: a training script's own parsing of its flags
 from tools.promises import brief, fail, within
 
-TIMINGS = {"wall_time_s", "decisions_per_s", "env_steps_per_s"}
+TIMINGS = {"wall_time_s", "decisions_per_s", "env_steps_per_s", "gradient_steps_per_s"}
 NOT_FLAGS = {"method", "dt0", "gamma_dt", "learning_rate_used", "resumed_at_decision_steps", "versions", "resume",
-             "log_dir", "run_name", "total_steps", "save_model", "code"}
+             "log_dir", "run_name", "total_steps", "save_model", "code", "physical_time", "rmsprop_alpha"}
+
+
+def row_size(config):
+    """Decisions per row of progress.csv: an update's --num-steps; DAU's --num-envs × --train-every transitions."""
+    keys = ("num_envs", "train_every") if config.get("method") == "DAU" else ("num_steps",)
+    sizes = [config.get(key) for key in keys]
+    return sizes[0] * sizes[-1] if all(isinstance(n, int) and n > 0 for n in sizes) else None
 
 
 def command(config, updates, log_dir):
-    learner = "trpo" if "TRPO" in config["method"] else "ppo"  # A2C runs are the PPO scripts' (--a2c)
-    family = {"FiGAR": "figar", "ARP": "arp"}.get(config["method"].split("-")[0], "sar")
-    script = f"{family}_{learner}.py"
+    if config["method"] == "DAU":  # its budget is physical time: `updates` rows of δ-steps
+        script, budget = "dau.py", ["--physical-time", repr(updates * row_size(config) * config["dt"])]
+    else:
+        learner = "trpo" if "TRPO" in config["method"] else "ppo"  # A2C runs are the PPO scripts' (--a2c)
+        family = {"FiGAR": "figar", "ARP": "arp"}.get(config["method"].split("-")[0], "sar")
+        script, budget = f"{family}_{learner}.py", ["--total-steps", str(updates * config["num_steps"])]
     flags = []
     for key, value in config.items():
         flag = "--" + key.replace("_", "-")
@@ -34,8 +44,7 @@ def command(config, updates, log_dir):
             continue
         text = ",".join(map(str, value)) if isinstance(value, list) else str(value)  # --delta-dims 2,3
         flags += [flag] if value is True else [f"--no-{flag[2:]}"] if value is False else [flag, text]
-    return [sys.executable, os.path.join(ROOT, script), *flags, "--total-steps", str(updates * config["num_steps"]),
-            "--log-dir", log_dir, "--run-name", "check"]
+    return [sys.executable, os.path.join(ROOT, script), *flags, *budget, "--log-dir", log_dir, "--run-name", "check"]
 
 
 def rows(path, updates):
@@ -53,9 +62,8 @@ def committed(run, updates):
     try:
         with open(os.path.join(run, "config.json")) as f:
             config = json.load(f)
-        if not (isinstance(config.get("method"), str) and isinstance(config.get("num_steps"), int)
-                and config["num_steps"] > 0):
-            raise ValueError("no method or num_steps")
+        if not (isinstance(config.get("method"), str) and row_size(config)):
+            raise ValueError("no method or row size")
         found = rows(os.path.join(run, "progress.csv"), updates)
     except Exception as e:  # noqa: BLE001 - missing, torn or foreign files: OS, JSON, attribute and CSV errors alike
         fail(f"runs: {run} has no readable config.json and progress.csv ({brief(e)})")
@@ -74,7 +82,7 @@ def main(argv=None):
     p.error = fail
     p.add_argument("runs", nargs="+", help="committed run folders")
     p.add_argument("--updates", type=within(int, 1, 10 ** 5), default=3,
-                   help="updates to re-run per run (default 3; at most the rows the run has)")
+                   help="updates (rows) to re-run per run (default 3; at most the rows the run has)")
     args = p.parse_args(argv)
     runs = [(run, *committed(run, args.updates)) for run in args.runs]
     failed = 0
