@@ -540,6 +540,7 @@ if __name__ == "__main__":
         main()
     except (KeyboardInterrupt, OSError) as e:  # Ctrl-C, or a failed write (a full disk): one line; the run resumes
         again = "the same command" if "--resume" in sys.argv else "the same command plus --resume"
-        if isinstance(e, KeyboardInterrupt):
-            sys.exit(f"{os.path.basename(sys.argv[0])}: interrupted; continue the run with {again}")
+        if isinstance(e, KeyboardInterrupt):  # exit status 130, as a shell's for Ctrl-C
+            print(f"{os.path.basename(sys.argv[0])}: interrupted; continue the run with {again}", file=sys.stderr)
+            sys.exit(130)
         sys.exit(f"{os.path.basename(sys.argv[0])}: {e}; once that is mended, continue the run with {again}")

@@ -6,6 +6,7 @@ import itertools
 import os
 import re
 import shlex
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -177,8 +178,19 @@ def test_readme_commands_cover_every_learner_and_the_sb3_example_and_never_share
     assert any(line.startswith("python sar_ppo.py") and "--a2c" in line for line in lines)
     assert any(line.startswith("python examples/sb3_sar.py") for line in lines)
     training = [line for line in lines if not line.startswith(("python benchmark/", "python tools/", "python plot"))]
+    training += ["python sar_trpo.py", "python sar_ppo.py --a2c"]  # each learner's 1M default, typed after the 100k
     folders = [folder_of(line, sb3_sar) for line in training]
     assert len(set(folders)) == len(folders), list(zip(training, folders))  # typed in order, none is refused
+
+
+def test_readme_says_how_many_lines_each_diff_of_two_scripts_has():
+    said = re.findall(r"`diff ([\w.]+ [\w.]+)` [^(]*\((\d+) lines(?:, and (\d+) for\s+`([\w.]+ [\w.]+)`)?",
+                      open(os.path.join(ROOT, "README.md")).read())
+    counts = {pair: int(n) for pair, n, *_ in said} | {pair: int(n) for *_, n, pair in said if pair}
+    assert len(counts) == 4, said
+    for pair, n in counts.items():
+        lines = subprocess.run(["diff", *pair.split()], cwd=ROOT, capture_output=True, text=True).stdout.splitlines()
+        assert sum(line.startswith(("<", ">")) for line in lines) == n, pair
 
 
 def test_the_reports_sb3_commands_never_share_a_folder_with_each_other_or_the_examples_default_run(sb3_sar):
