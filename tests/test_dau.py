@@ -14,7 +14,7 @@ import torch
 
 import dau
 import envs
-from tests.helpers import Forked, run_forked
+from tests.helpers import TOYS, Forked, run_forked
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -239,25 +239,6 @@ def test_a_fresh_start_refuses_a_run_another_process_made_while_it_took_the_lock
 
 
 # Toy tasks registered in the child process: a non-finite observation, a non-finite reward.
-TOYS = """
-import runpy, sys
-import gymnasium as gym
-import numpy as np
-class Toy(gym.Env):
-    observation_space, action_space = gym.spaces.Box(-1, 1, (2,)), gym.spaces.Box(-1, 1, (1,))
-    dt, bad = 0.01, None
-    def reset(self, seed=None, options=None):
-        return np.zeros(2, np.float32), {}
-    def step(self, action):
-        obs = np.full(2, np.nan if self.bad == "obs" else 0.0, np.float32)
-        return obs, float("nan") if self.bad == "reward" else 0.0, False, False, {}
-gym.register("NanObservation-v0", entry_point=type("NanObservation", (Toy,), {"bad": "obs"}), max_episode_steps=100)
-gym.register("NanReward-v0", entry_point=type("NanReward", (Toy,), {"bad": "reward"}), max_episode_steps=100)
-sys.argv = sys.argv[1:]
-runpy.run_path(sys.argv[0], run_name="__main__")
-"""
-
-
 @pytest.mark.parametrize("env_id,named", [("NanObservation-v0", "observation: not finite"),
                                           ("NanReward-v0", "reward: not finite")])
 def test_a_non_finite_observation_or_reward_ends_the_run_in_one_line_naming_it(tmp_path, env_id, named):

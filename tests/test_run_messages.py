@@ -9,33 +9,12 @@ import torch
 
 import envs
 import sar_ppo
-from tests.helpers import ROOT, run_forked
+from tests.helpers import ROOT, TOYS, run_forked
 
 SCRIPTS = ["sar_ppo.py", "figar_ppo.py", "sar_trpo.py", "figar_trpo.py", "arp_ppo.py"]
 TINY = {"sar_trpo.py": ["--num-steps", "256", "--vf-minibatch-size", "128"],
         "figar_trpo.py": ["--num-steps", "256", "--vf-minibatch-size", "128"]}
 PPO_TINY = ["--num-steps", "256", "--update-epochs", "1", "--minibatch-size", "128"]
-
-# Toy tasks registered in the child process: a negative own dt, a non-finite observation, a non-finite reward.
-TOYS = '''
-import runpy, sys
-import gymnasium as gym
-import numpy as np
-class Toy(gym.Env):
-    observation_space, action_space = gym.spaces.Box(-1, 1, (2,)), gym.spaces.Box(-1, 1, (1,))
-    dt, bad = 0.01, None
-    def reset(self, seed=None, options=None):
-        return np.zeros(2, np.float32), {}
-    def step(self, action):
-        obs = np.full(2, np.nan if self.bad == "obs" else 0.0, np.float32)
-        return obs, float("nan") if self.bad == "reward" else 0.0, False, False, {}
-gym.register("NegativeDt-v0", entry_point=type("NegativeDt", (Toy,), {"dt": -0.01}), max_episode_steps=100)
-gym.register("NanObservation-v0", entry_point=type("NanObservation", (Toy,), {"bad": "obs"}), max_episode_steps=100)
-gym.register("NanReward-v0", entry_point=type("NanReward", (Toy,), {"bad": "reward"}), max_episode_steps=100)
-sys.argv = sys.argv[1:]
-runpy.run_path(sys.argv[0], run_name="__main__")
-'''
-
 
 def run(script, log_dir, *flags, toys=False, preexec_fn=None):
     return run_forked(script, "--log-dir", log_dir, "--run-name", "run", *flags, prelude=TOYS if toys else None,
