@@ -43,6 +43,7 @@ plot results/runs --only "${ONE_TASK[@]}" --kinds curves --x physical_time_s
 LOWEST=({InvertedPendulum,InvertedDoublePendulum,HalfCheetah,Swimmer,Ant}-v5__METHODS__dt0.002__s {Hopper,Walker2d}-v5__METHODS__dt0.0005__s Reacher-v5__METHODS__dt0.001__s)
 for x in physical_time_s wall_time_s; do
   plot results/runs --only "${LOWEST[@]//METHODS/sar}" "${LOWEST[@]//METHODS/ppo}" "${LOWEST[@]//METHODS/ppo-scaled}" --kinds lowest --x $x --prefix appF_
+  plot results/runs --only "${LOWEST[@]//METHODS/sar}" "${LOWEST[@]//METHODS/arp-ppo}" "${LOWEST[@]//METHODS/arp-ppo-scaled}" --kinds lowest --x $x --prefix appG_
 done
 # Fig. 4 (fig4_dau.sh): SAR-PPO against DAU at DAU's physical time, each task and δ DAU ran (none drawn without DAU runs)
 plot results/runs --only __{sar,dau}__dt{0.0005,0.001,0.002,0.008,0.01,0.02,0.04,0.05}__s --kinds fig4
