@@ -131,7 +131,7 @@ def replace_in(old, new, files=("README.md", "results/README.md")):
     (replace_in("(results/README.md#app-i-ablations)", "(results/README.md#app-i-ablation)", files=("README.md",)),
      "README's table is not the report's"),
     (replace_in("d_max 0.2: 7258", "d_max 0.2: 7259"), "7259 is not in app-i-ablations"),
-    (replace_in("| Ablations (App. I) |", "| Ablations | (App. I) |"), "5 cells"),
+    (replace_in("| Ablations |", "| Ablations | App. I |"), "5 cells"),
 ])
 def test_the_glance_check_finds_a_broken_table(edit, problem):
     texts = edit({f: Path(ROOT, f).read_text() for f in ("README.md", "results/README.md")})
