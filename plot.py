@@ -797,12 +797,12 @@ def fig4_figure(groups, tasks):
 
 
 def verdict(sar, other):
-    """SAR against another method over seeds' final returns, by the figures' intervals (min–max); means that
-    the tables print alike (to 0.1) are equal, whatever their float noise."""
-    (sar_mean, sar_low, _), (mean, _, high) = mean_range(sar), mean_range(other)
+    """SAR against another method over seeds' final returns, by the figures' intervals (min–max), compared at
+    the tables' precision (0.1): float noise is no lead."""
+    (sar_mean, sar_low, _), (mean, _, high) = [np.round(mean_range(v), 1) for v in (sar, other)]
     if sar_low > high and min(len(sar), len(other)) >= 2:  # one seed has no interval to compare
         return "SAR above by the intervals"
-    answer = "equal" if f"{sar_mean:.1f}" == f"{mean:.1f}" else "by the mean only" if sar_mean > mean else "not"
+    answer = "equal" if sar_mean == mean else "by the mean only" if sar_mean > mean else "not"
     return answer + (" (one seed)" if min(len(sar), len(other)) < 2 else "")
 
 

@@ -350,7 +350,7 @@ def test_plot_fig5_verdict_needs_two_seeds_a_side_to_call_the_intervals():
     assert plot.verdict([900.0, 950.0], [100.0, 200.0]) == "SAR above by the intervals"
     assert plot.verdict([900.0], [100.0]) == "by the mean only (one seed)"
     assert plot.verdict([900.0, 950.0], [990.0]) == "not (one seed)"
-    assert plot.verdict([1000.0 + 1e-9, 1000.0], [1000.0, 1000.0]) == "equal"  # float noise is no lead
+    assert plot.verdict([1000.0 + 1e-9, 1000.0 + 1e-9], [1000.0, 1000.0]) == "equal"  # float noise is no lead
     assert plot.verdict([1000.04], [1000.0]) == "equal (one seed)"
 
 
