@@ -108,7 +108,8 @@ def mean_ci(values):
 def mean_range(values):
     """(mean, min, max) over seeds: the figures' interval, inside what the data can reach."""
     values = np.asarray(values, dtype=float)
-    return float(values.mean()), float(values.min()), float(values.max())
+    low, high = float(values.min()), float(values.max())
+    return min(max(float(values.mean()), low), high), low, high  # a float mean of equal seeds can round past them
 
 
 def ordered(names, first):

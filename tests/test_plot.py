@@ -354,6 +354,11 @@ def test_plot_fig5_verdict_needs_two_seeds_a_side_to_call_the_intervals():
     assert plot.verdict([1000.04], [1000.0]) == "equal (one seed)"
 
 
+def test_a_mean_of_equal_seeds_stays_inside_their_range_so_no_whisker_is_negative():
+    values = [999.9999999996382] * 3  # three DAU seeds that evaluate to 1000: their float mean lies above them
+    assert np.mean(values) > max(values) and plot.mean_range(values) == (max(values),) * 3
+
+
 def test_plot_fig5_draws_a_row_per_stochastic_setting_for_any_subset_of_tasks_with_a_verdict(tmp_path, capsys):
     finals = {("SAR-PPO", "action"): (900, 950), ("FiGAR-C-PPO", "action"): (100, 200),  # above by the intervals
               ("SAR-PPO", "ext-force"): (300, 900), ("FiGAR-C-PPO", "ext-force"): (400, 500),  # by the mean only
