@@ -238,7 +238,7 @@ def test_a_fresh_start_refuses_a_run_another_process_made_while_it_took_the_lock
     assert (tmp_path / "run" / "progress.csv").read_text() == "theirs"
 
 
-# Toy tasks registered in the child process: a non-finite observation, a non-finite reward.
+# The toy tasks of tests/helpers.py (TOYS), registered in the child process: a non-finite observation or reward.
 @pytest.mark.parametrize("env_id,named", [("NanObservation-v0", "observation: not finite"),
                                           ("NanReward-v0", "reward: not finite")])
 def test_a_non_finite_observation_or_reward_ends_the_run_in_one_line_naming_it(tmp_path, env_id, named):
