@@ -80,6 +80,17 @@ def test_status_and_grid_hours_read_the_same_commands_and_refuse_the_same_lines(
     exits_2_with_one_line(lambda: {"status": status, "grid_hours": grid_hours}[tool].main([]), named, capsys)
 
 
+def test_grid_hours_times_a_cell_without_runs_by_the_nearest_measured_one_and_says_how():
+    rates = {("Hopper-v5", "PPO", 0.0005, None): [2.0], ("Hopper-v5", "PPO", 0.008, None): [9.0],
+             ("InvertedPendulum-v5", "DAU", 0.002, None): [1.0, 3.0], ("Swimmer-v5", "DAU", 0.002, None): [4.0],
+             ("Swimmer-v5", "DAU", 0.04, None): [50.0]}
+    assert grid_hours.estimate(rates, ("Hopper-v5", "PPO", 0.008, None)) == (9.0, "by their own cell")
+    assert grid_hours.estimate(rates, ("Hopper-v5", "ARP-PPO", 0.0005, None)) == (2.0, "by PPO's cell")
+    assert grid_hours.estimate(rates, ("Hopper-v5", "TRPO", 0.001, None)) == (2.0, "by the nearest δ")
+    assert grid_hours.estimate(rates, ("Ant-v5", "DAU", 0.002, None)) == (3.0, "by other tasks")  # (2 + 4) / 2
+    assert grid_hours.estimate(rates, ("Ant-v5", "SAR-PPO", 0.002, None)) == (None, "none")
+
+
 @pytest.mark.parametrize("args,named", [(["--updates", "0", "RUN"], "--updates"),
                                         (["/nonexistent/run"], "/nonexistent/run"),
                                         (["RUN", "--no-such-flag"], "--no-such-flag"), (["DAMAGED"], "config.json")])

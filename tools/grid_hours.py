@@ -5,8 +5,10 @@ of a figure script's --list (the paper's whole grid: benchmark/full_grid.sh), an
 
 Each command's time is its --total-steps times the seconds per decision of the committed runs (results/runs,
 results/runs_1m) of the same task, method, δ and setting, averaged over their seeds. A command with no such
-run takes the nearest measured one, in this order: the same cell on another learner (TRPO or A2C from
-PPO's), then the same task and method at the nearest δ on a log scale; the counts of each are printed.
+run takes the nearest measured one, in this order: the same cell on another learner (TRPO, A2C and ARP-PPO
+from PPO's), then the same task and method at the nearest δ on a log scale, then the same method at the
+nearest δ on the other tasks (their mean: DAU's cost is its gradient steps, alike on every task); the
+counts of each are printed.
 On N cores, N runs at once each ran at --speed of one run's speed (0.91, measured with 16 runs on a
 16-core machine); nothing is trained or written.
 """
@@ -47,15 +49,20 @@ def estimate(rates, key):
     env_id, method, dt, noise = key
     if key in rates:
         return sum(rates[key]) / len(rates[key]), "by their own cell"
-    ppo = (env_id, method.replace("TRPO", "PPO").replace("A2C", "PPO"), dt, noise)
+    ppo = (env_id, method.removeprefix("ARP-").replace("TRPO", "PPO").replace("A2C", "PPO"), dt, noise)
     if ppo in rates:
         return sum(rates[ppo]) / len(rates[ppo]), "by PPO's cell"
     near = [k for k in rates if k[0] == env_id and k[1] == ppo[1] and k[3] == noise] or \
            [k for k in rates if k[0] == env_id and k[1] == ppo[1]]
+    if near:
+        k = min(near, key=lambda k: abs(math.log(k[2] / dt)))
+        return sum(rates[k]) / len(rates[k]), "by the nearest δ"
+    near = [k for k in rates if k[1] == method]
     if not near:
         return None, "none"
-    k = min(near, key=lambda k: abs(math.log(k[2] / dt)))
-    return sum(rates[k]) / len(rates[k]), "by the nearest δ"
+    nearest = min(abs(math.log(k[2] / dt)) for k in near)
+    cells = [sum(rates[k]) / len(rates[k]) for k in near if abs(math.log(k[2] / dt)) == nearest]
+    return sum(cells) / len(cells), "by other tasks"
 
 
 def main(argv=None):
