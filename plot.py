@@ -34,7 +34,8 @@ numbers of the report), with the seeds' count.
   fig4        fig4_final_return_at_equal_physical_time_<tasks>: the paper's Fig. 4, SAR-PPO against DAU per
               task and δ at DAU's physical time T (dau.py --physical-time): DAU's deterministic evaluations
               and SAR-PPO's training return over the last 10% of T (hatched where SAR-PPO's run ends
-              before T: read at its end); prints the table with the decisions each used
+              before T: read at its end); prints the table with the decisions each used and each
+              method's δ-invariance at T (as --ratios)
 
     python plot.py results/runs --out results/figures               # figures + tables
     python plot.py results/runs --x physical_time_s --format pdf     # App. F.2's axis
@@ -730,7 +731,8 @@ def fig4_values(cell):
 def fig4_table(groups):
     """Markdown: per task and δ, SAR-PPO and DAU at DAU's physical time T (mean ± 95% t interval, seeds'
     count), the decisions each made, whether SAR-PPO is above; then DAU's transitions over SAR-PPO's
-    decisions at each task's smallest δ (the paper's "17.6× fewer decision steps")."""
+    decisions at each task's smallest δ (the paper's "17.6× fewer decision steps"), and each method's
+    δ-invariance at T (the paper's "better δ-invariance")."""
     cells = fig4_cells(groups)
     lines = ["| task | δ (ms) | T (s) | SAR-PPO | DAU | SAR-PPO above DAU? | SAR-PPO decisions | DAU transitions |",
              "|---|---|---|---|---|---|---|---|"]
@@ -754,6 +756,18 @@ def fig4_table(groups):
         lines.append("At each task's smallest δ, DAU's transitions / SAR-PPO's decisions up to T: "
                      + ", ".join(f"{e.removesuffix('-v5')} {r:.1f}×" for e, r in ratios.items())
                      + f"; mean {np.mean(list(ratios.values())):.1f}× over {len(ratios)} task(s).")
+    invariance = []
+    for env_id in ordered({e for e, _ in cells}, TASKS):
+        dts = sorted(dt for e, dt in cells if e == env_id)
+        if len(dts) < 2:
+            continue
+        low, high = fig4_values(cells[(env_id, dts[0])]), fig4_values(cells[(env_id, dts[-1])])
+        answers = [invariance_cell(low[i], high[i]) if low[i] and high[i] else "–" for i in (0, 3)]  # SAR-PPO, DAU
+        invariance.append(f"| {env_id} | {dts[0] * 1000:g} / {dts[-1] * 1000:g} | {answers[0]} | {answers[1]} |")
+    if invariance:
+        lines += ["", "δ-invariance at T: each method's value at the smallest δ over that at δ0, and the verdict of "
+                  "the report's one rule (as --ratios)", "",
+                  "| task | δ_lowest / δ0 (ms) | SAR-PPO | DAU |", "|---|---|---|---|"] + invariance
     return "\n".join(lines)
 
 
@@ -880,12 +894,19 @@ def summary(groups, score=final_return, what="final return"):
 
 def invariance_verdict(lowest, largest):
     """The report's one rule for δ-invariance, over seeds' final returns, in this order: "not" where every δ_lowest
-    seed is below every δ0 seed; "invariant" where δ_lowest's mean is at or above δ0's or inside its 95% t interval;
-    else "unclear"."""
+    seed is below every δ0 seed (at the tables' precision, 0.1: float noise is no drop); "invariant" where
+    δ_lowest's mean is at or above δ0's or inside its 95% t interval; else "unclear"."""
     mean, ci = mean_ci(largest)
-    if max(lowest) < min(largest):
+    if round(max(lowest), 1) < round(min(largest), 1):
         return "not"
     return "invariant" if np.mean(lowest) >= mean - ci - 1e-9 * abs(mean) else "unclear"  # 1e-9: float sums
+
+
+def invariance_cell(lowest, largest):
+    """The mean at the smallest δ over that at the largest (none where the latter is not above 0: Reacher's and
+    Ant's negative returns), and the one rule's verdict."""
+    ratio = f"{np.mean(lowest) / np.mean(largest):.2f}, " if np.mean(largest) > 0 else ""
+    return f"{ratio}{invariance_verdict(lowest, largest)}"
 
 
 def ratios(groups, score=final_return):
@@ -903,9 +924,7 @@ def ratios(groups, score=final_return):
             if len(dts) < 2 or not low or not high:
                 cells.append("–")
                 continue
-            low, high = finals(low, score), finals(high, score)
-            ratio = f"{np.mean(low) / np.mean(high):.2f}, " if np.mean(high) > 0 else ""
-            cells.append(f"{ratio}{invariance_verdict(low, high)}")
+            cells.append(invariance_cell(finals(low, score), finals(high, score)))
         lines.append(f"| {env_id} | {dts[0] * 1000:g} / {dts[-1] * 1000:g} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

@@ -428,6 +428,9 @@ def test_plot_ratios_give_each_method_its_lowest_over_largest_dt_return_and_the_
     # FiGAR-C-TRPO's 0.57, invariant: 400 inside 700 ± 2541
     assert row == "| InvertedPendulum-v5 | 2 / 40 | 0.99, unclear | 0.57, invariant | 0.08, not |"
     assert plot.invariance_verdict([1000.0, 999.9999999999], [1000.0000000001, 1000.0]) == "invariant"
+    # every seed 1000 up to float noise (DAU's evaluations on InvertedPendulum): no δ_lowest seed is below
+    assert plot.invariance_verdict([999.9999999996382] * 3, [1000.0] * 3) == "invariant"
+    assert plot.invariance_verdict([999.8] * 3, [1000.0] * 3) == "not"
 
 
 def test_plot_says_in_one_note_per_group_which_runs_of_another_budget_it_left_out_and_why(tmp_path, capsys):

@@ -106,6 +106,8 @@ def test_fig4_reads_sar_ppo_at_daus_physical_time_and_says_where_its_run_ended_b
     # at 0.4 ms its runs end at 400 s, before T: read over their last 10% of decisions (rows 9, 10: 95), and marked
     assert rows["0.4"].startswith("| Hopper-v5 | 0.4 | 500 | 95.0 ± 0.0 (2) †2 | 31.5 ± 6.4 (2) |")
     assert "Hopper 1250.0×" in table  # the smallest δ: 1,250,000 transitions against 1,000 decisions
+    # δ-invariance at T by the one rule: SAR-PPO 95 at 0.4 ms over 50 at 2 ms, DAU 31.5 over 31.5
+    assert table.splitlines()[-1] == "| Hopper-v5 | 0.4 / 2 | 1.90, invariant | 1.00, invariant |"
     fig = plot.fig4_figure(groups, ["Hopper-v5"])
     bars = [p for p in fig.axes[0].patches if isinstance(p, plot.matplotlib.patches.Rectangle)]
     assert [b.get_height() for b in bars] == [95.0, 31.5, 50.0, 31.5]  # 0.4 ms first: SAR-PPO, DAU; then 2 ms
