@@ -113,6 +113,11 @@ def mean_range(values):
     return min(max(float(values.mean()), low), high), low, high  # a float mean of equal seeds can round past them
 
 
+def range_cell(values):
+    """A table cell, "mean [min, max] (seeds)": the figures' interval, the one `verdict` compares; – for none."""
+    return "–" if not values else "{:.1f} [{:.1f}, {:.1f}] ({})".format(*mean_range(values), len(values))
+
+
 def ordered(names, first):
     """`names` in the order of `first`, a variant ("SAR-PPO (d_max=0.2)") right after its base; others last."""
     def rank(name):
@@ -729,7 +734,7 @@ def fig4_values(cell):
 
 
 def fig4_table(groups):
-    """Markdown: per task and δ, SAR-PPO and DAU at DAU's physical time T (mean ± 95% t interval, seeds'
+    """Markdown: per task and δ, SAR-PPO and DAU at DAU's physical time T (mean [min, max] over seeds, their
     count), the decisions each made, whether SAR-PPO is above; then DAU's transitions over SAR-PPO's
     decisions at each task's smallest δ (the paper's "17.6× fewer decision steps"), and each method's
     δ-invariance at T (the paper's "better δ-invariance")."""
@@ -737,16 +742,13 @@ def fig4_table(groups):
     lines = ["| task | δ (ms) | T (s) | SAR-PPO | DAU | SAR-PPO above DAU? | SAR-PPO decisions | DAU transitions |",
              "|---|---|---|---|---|---|---|---|"]
     ratios = {}
-
-    def cite(values):
-        return "–" if not values else "{:.1f} ± {:.1f} ({})".format(*mean_ci(values), len(values))
     for (env_id, dt), cell in cells.items():
         sar, reached, decisions, dau, transitions = fig4_values(cell)
         short = "" if reached == len(sar) else f" †{len(sar) - reached}"
         answer = verdict(sar, dau) if sar and dau else "–"
-        lines.append(f"| {env_id} | {dt * 1000:g} | {cell[0]:,.0f} | {cite(sar)}{short} | {cite(dau)} | {answer} | "
-                     f"{np.mean(decisions):,.0f} | {np.mean(transitions):,.0f} |" if decisions else
-                     f"| {env_id} | {dt * 1000:g} | {cell[0]:,.0f} | – | {cite(dau)} | – | – | "
+        lines.append(f"| {env_id} | {dt * 1000:g} | {cell[0]:,.0f} | {range_cell(sar)}{short} | {range_cell(dau)} | "
+                     f"{answer} | {np.mean(decisions):,.0f} | {np.mean(transitions):,.0f} |" if decisions else
+                     f"| {env_id} | {dt * 1000:g} | {cell[0]:,.0f} | – | {range_cell(dau)} | – | – | "
                      f"{np.mean(transitions):,.0f} |")
         if decisions and dt == min(d for e, d in cells if e == env_id):
             ratios[env_id] = np.mean(transitions) / np.mean(decisions)
@@ -838,8 +840,7 @@ def fig5_table(groups):
             row = []
             for m in methods:
                 values = finals(runs[m])
-                row.append("–" if not values
-                           else "{:.1f} [{:.1f}, {:.1f}] ({})".format(*mean_range(values), len(values)))
+                row.append(range_cell(values))
             both = runs.get(sar) and runs.get(figar)
             answer = verdict(finals(runs[sar]), finals(runs[figar])) if both else "–"
             every = [r for v in runs.values() for r in v]

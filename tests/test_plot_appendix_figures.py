@@ -101,10 +101,11 @@ def test_fig4_reads_sar_ppo_at_daus_physical_time_and_says_where_its_run_ended_b
     rows = {line.split(" | ")[1]: line for line in table.splitlines() if line.startswith("| Hopper-v5")}
     # at 2 ms SAR-PPO passes T = 500 s at its 5th row (of 1,000 s): its rows in [450, 500] s give 50; DAU's last
     # evaluations 31 and 32
-    assert rows["2"] == ("| Hopper-v5 | 2 | 500 | 50.0 ± 0.0 (2) | 31.5 ± 6.4 (2) | SAR above by the intervals | "
-                         "500 | 250,000 |")
+    # each cell the seeds' mean [min, max], the ranges the verdict compares
+    assert rows["2"] == ("| Hopper-v5 | 2 | 500 | 50.0 [50.0, 50.0] (2) | 31.5 [31.0, 32.0] (2) | "
+                         "SAR above by the intervals | 500 | 250,000 |")
     # at 0.4 ms its runs end at 400 s, before T: read over their last 10% of decisions (rows 9, 10: 95), and marked
-    assert rows["0.4"].startswith("| Hopper-v5 | 0.4 | 500 | 95.0 ± 0.0 (2) †2 | 31.5 ± 6.4 (2) |")
+    assert rows["0.4"].startswith("| Hopper-v5 | 0.4 | 500 | 95.0 [95.0, 95.0] (2) †2 | 31.5 [31.0, 32.0] (2) |")
     assert "Hopper 1250.0×" in table  # the smallest δ: 1,250,000 transitions against 1,000 decisions
     # δ-invariance at T by the one rule: SAR-PPO 95 at 0.4 ms over 50 at 2 ms, DAU 31.5 over 31.5
     assert table.splitlines()[-1] == "| Hopper-v5 | 0.4 / 2 | 1.90, invariant | 1.00, invariant |"
