@@ -33,7 +33,7 @@ numbers of the report), with the seeds' count.
               a row) at its smallest δ, every method overlaid; with --x physical_time_s or wall_time_s
   fig4        fig4_final_return_at_equal_physical_time_<tasks>: the paper's Fig. 4, SAR-PPO against DAU per
               task and δ at DAU's physical time T (dau.py --physical-time): DAU's deterministic evaluations
-              and SAR-PPO's training return over the last 10% of T (hatched where SAR-PPO's run ends
+              and SAR-PPO's training return over the last 10% of T (hatched where a SAR-PPO run ends
               before T: read at its end); prints the table with the decisions each used and each
               method's δ-invariance at T (as --ratios)
 
@@ -804,7 +804,7 @@ def fig4_figure(groups, tasks):
         row[0].set_ylabel("return at physical time T", fontsize=8)
     handles = [matplotlib.patches.Patch(color=method_color("SAR-PPO"), label="SAR-PPO (training return)"),
                matplotlib.patches.Patch(facecolor=method_color("SAR-PPO"), hatch="//", edgecolor="white",
-                                        label="SAR-PPO, run ended before T"),
+                                        label="SAR-PPO, a run ended before T (†)"),
                matplotlib.patches.Patch(color=method_color("DAU"), label="DAU (deterministic evaluation)")]
     fig.legend(handles=handles, loc="lower center", ncol=3, fontsize=8, frameon=False)
     suptitle(fig, "PPO and DAU: Fig. 4, SAR-PPO against DAU at equal physical time T per task and δ\n"
