@@ -14,7 +14,9 @@ its README's recipe as defaults. Where it departs:
   the rewards come δ-scaled from envs.py, so r is not multiplied by δ again;
 - a transition cut by the time limit has weight 0 in the loss, as the official code intends (it computes the
   weight, then leaves it out of the critic's loss, so that a cut counts as a termination there);
-- no input normalisation (the recipe's --normalize_state, running statistics updated at every forward pass);
+- input normalisation as the recipe's --normalize_state (each network's own statistics, updated with every state
+  it is given in training), but frozen in evaluation, which the official code also feeds them; --no-input-norm
+  turns it off, as in the runs made before it existed (method "DAU (no normalisation)", run names __dau__);
 - the first learning comes after K vector steps, then every K (the official: after vector steps 19, 29, …).
 
     python dau.py --env-id InvertedPendulum-v5 --dt lowest --physical-time 200
@@ -50,23 +52,59 @@ def mlp(inputs, outputs, hidden=256):
                          nn.Linear(hidden, hidden), nn.LayerNorm(hidden), nn.ReLU(), last)
 
 
-class Agent(nn.Module):
-    """V(s), Ā(s, a) and the policy π(s) = tanh(MLP(s)) in [-1, 1]; the env gets π's action scaled to its bounds."""
+class InputNormalizer(nn.Module):
+    """s ↦ (s − mean)/std over every state its network has seen (official models.py CustomBN, the recipe's
+    --normalize_state): a batch is normalised with the statistics before it, then joins them; std ≥ 0.1.
+    Frozen while the agent is in eval mode; with on=False it passes states through."""
 
-    def __init__(self, obs_dim, action_dim):
+    def __init__(self, dim, on):
+        super().__init__()
+        self.on = on
+        self.register_buffer("count", torch.zeros(1))
+        self.register_buffer("mean", torch.zeros(dim))
+        self.register_buffer("squared_mean", torch.ones(dim))
+
+    def forward(self, obs, update=True):
+        if not self.on:
+            return obs
+        std = (self.squared_mean - self.mean ** 2).clamp(min=1e-2).sqrt()
+        normalized = (obs - self.mean) / std
+        if update and self.training:
+            n = len(obs)
+            total = self.count + n
+            self.mean.copy_((self.mean * self.count + n * obs.mean(0)) / total)
+            self.squared_mean.copy_((self.squared_mean * self.count + n * obs.square().mean(0)) / total)
+            self.count.copy_(total)
+        return normalized
+
+
+class Agent(nn.Module):
+    """V(s), Ā(s, a) and the policy π(s) = tanh(MLP(s)) in [-1, 1]; the env gets π's action scaled to its bounds.
+    Each network normalises its state input with statistics of its own (official NormalizedMLP)."""
+
+    def __init__(self, obs_dim, action_dim, normalize=True):
         super().__init__()
         self.value = mlp(obs_dim, 1)
         self.advantage_raw = mlp(obs_dim + action_dim, 1)  # Ā
         self.actor = mlp(obs_dim, action_dim)
+        self.value_inputs = InputNormalizer(obs_dim, normalize)
+        self.advantage_inputs = InputNormalizer(obs_dim, normalize)
+        self.actor_inputs = InputNormalizer(obs_dim, normalize)
 
     def act(self, obs):
-        return torch.tanh(self.actor(obs))
+        return torch.tanh(self.actor(self.actor_inputs(obs)))
+
+    def state_value(self, obs, update=True):
+        return self.value(self.value_inputs(obs, update)).squeeze(1)
+
+    def advantage_raw_of(self, obs, actions):  # Ā(s, a)
+        return self.advantage_raw(torch.cat([self.advantage_inputs(obs), actions], 1)).squeeze(1)
 
     def advantage(self, obs, actions, policy_actions):
         """A(s, a) = Ā(s, a) − Ā(s, π(s)): zero at a = π(s) for any Ā, so V is the value of π. One pass of Ā over
         both halves."""
-        both = self.advantage_raw(torch.cat([torch.cat([obs, actions], 1), torch.cat([obs, policy_actions], 1)]))
-        return (both[:len(obs)] - both[len(obs):]).squeeze(1)
+        both = self.advantage_raw_of(torch.cat([obs, obs]), torch.cat([actions, policy_actions]))
+        return both[:len(obs)] - both[len(obs):]
 
 
 def make_optimizers(agent, learning_rate, dt):
@@ -136,9 +174,9 @@ def critic_loss(agent, batch, dt, gamma_dt, policy_actions):
     """mean w·(Q(s, a) − y)², Q = V(s) + δ·A(s, a), y = r + γ_δ(1 − terminated)V(s') with the current V (no target
     network: the official τ = 0), r the δ-scaled reward (official critics/off_policy/advantage.py)."""
     obs, actions, rewards, next_obs, terminated, weights = batch
-    with torch.no_grad():
-        target = rewards + gamma_dt * (1 - terminated) * agent.value(next_obs).squeeze(1)
-    q = agent.value(obs).squeeze(1) + dt * agent.advantage(obs, actions, policy_actions)
+    with torch.no_grad():  # V(s') with the statistics V(s) is normalised by (the official target copy's)
+        target = rewards + gamma_dt * (1 - terminated) * agent.state_value(next_obs, update=False)
+    q = agent.state_value(obs) + dt * agent.advantage(obs, actions, policy_actions)
     return (weights * (q - target).square()).mean()
 
 
@@ -151,7 +189,7 @@ def dau_update(agent, critic_optimizer, actor_optimizer, batch, dt, gamma_dt):
     critic_optimizer.zero_grad()
     loss.backward()
     critic_optimizer.step()
-    actor_loss = -agent.advantage_raw(torch.cat([obs, policy_actions], 1)).mean()
+    actor_loss = -agent.advantage_raw_of(obs, policy_actions).mean()
     actor_optimizer.zero_grad()
     actor_loss.backward(inputs=list(agent.actor.parameters()))  # Ā's own gradients are not needed
     actor_optimizer.step()
@@ -219,6 +257,8 @@ def make_parser():
     p.add_argument("--ou-theta", type=within(float, 0, 10 ** 6, open_low=True), default=7.5,
                    help="OU stiffness θ (1/s)")
     p.add_argument("--ou-sigma", type=within(float, 0, 10 ** 6), default=1.5, help="OU scale σ (actions in [-1, 1])")
+    p.add_argument("--no-input-norm", action="store_true", help="no input normalisation (the recipe's "
+                   "--normalize_state), as the runs made before this flag")
     # Evaluation, logs, checkpoints
     p.add_argument("--eval-every", type=within(int, 0, 10 ** 9), default=0,
                    help="rows between evaluations (a row: K vector steps, then L gradient steps)")
@@ -226,7 +266,7 @@ def make_parser():
     p.add_argument("--log-dir", type=checked(str, bool, "must name a folder"), default="runs",
                    help="runs are written to <log-dir>/<run-name>/")
     p.add_argument("--run-name", type=checked(str, lambda v: v.strip(".") and "/" not in v and len(v) < 200, "must be "
-                   "a folder name under 200 characters"), help="default: <env>__dau__dt<δ>__s<seed>")
+                   "a folder name under 200 characters"), help="default: <env>__dau-norm__dt<δ>__s<seed>")
     p.add_argument("--checkpoint-every", type=within(int, 1, 10 ** 9), default=500,
                    help="rows between checkpoints (the replay memory is in each)")
     p.add_argument("--resume", action="store_true", help="continue the run from its last checkpoint")
@@ -255,9 +295,11 @@ def check_args(args):
 
 
 def name_run(args):
-    """The method's name and the run's: <env>__dau__dt<δ>__s<seed>."""
-    args.method = "DAU"
-    args.run_name = args.run_name or f"{args.env_id}__dau__dt{args.dt:g}__s{args.seed}"
+    """The method's name and the run's: <env>__dau-norm__dt<δ>__s<seed> (without normalisation: __dau__, the name
+    of the runs made before it)."""
+    args.method = "DAU (no normalisation)" if args.no_input_norm else "DAU"
+    slug = "dau" if args.no_input_norm else "dau-norm"
+    args.run_name = args.run_name or f"{args.env_id}__{slug}__dt{args.dt:g}__s{args.seed}"
 
 
 COLUMNS = ["decision_steps", "env_steps", "physical_time_s", "wall_time_s", "episodes", "return_mean",  # progress.csv
@@ -279,7 +321,7 @@ def main(argv=None):
     obs_dim, action_dim = env.observation_space.shape[0], env.action_space.shape[0]
     scale, bias = (env.action_space.high - env.action_space.low) / 2, (env.action_space.high + env.action_space.low) / 2
 
-    agent = Agent(obs_dim, action_dim)
+    agent = Agent(obs_dim, action_dim, normalize=not args.no_input_norm)
     critic_optimizer, actor_optimizer = make_optimizers(agent, args.learning_rate, dt)
     exploration = OrnsteinUhlenbeck((args.num_envs, action_dim), args.ou_theta, args.ou_sigma, dt)
     memory = ReplayMemory(args.buffer_size, args.num_envs, obs_dim, action_dim)
@@ -371,6 +413,7 @@ def main(argv=None):
 def evaluate(args, env, agent, scale, bias):
     """Mean δ-scaled return of episodes with the deterministic policy π(s), no noise."""
     returns = []
+    agent.eval()  # the input statistics frozen
     with torch.inference_mode():
         for episode in range(args.eval_episodes):
             (obs, _), done = env.reset(seed=args.seed + 10_000 + episode), False
@@ -379,6 +422,7 @@ def evaluate(args, env, agent, scale, bias):
                 obs, _, terminated, truncated, info = env.step(action * scale + bias)
                 done = terminated or truncated
             returns.append(info["episode"]["r"])
+    agent.train()
     return float(np.mean(returns))
 
 
@@ -387,7 +431,7 @@ def evaluate(args, env, agent, scale, bias):
 # progress.csv and config.json from it
 RESUMABLE_CHANGES = {"physical_time", "total_steps", "eval_every", "eval_episodes", "log_dir", "run_name",
                      "checkpoint_every", "resume", "threads", "method"}  # what may differ on --resume
-FLAGS_ADDED_LATER = {}
+FLAGS_ADDED_LATER = {"no_input_norm": True}  # the runs made before the flag had no normalisation
 
 
 def open_run(args, learner, config):

@@ -102,7 +102,7 @@ def test_the_advantage_at_the_policys_own_action_is_zero_for_any_batch(size):
 def test_the_td_target_is_r_plus_gamma_dt_v_next_with_the_delta_scaled_reward_as_it_is():
     env = envs.make_env("InvertedPendulum-v5", "lowest")
     dt, gamma_dt = env.dt, env.gamma_dt
-    agent = dau.Agent(4, 1)
+    agent = dau.Agent(4, 1, normalize=False)  # the statistics would move between the two computations
     with torch.no_grad():  # V ≡ 2.5
         agent.value[-1].weight.zero_()
         agent.value[-1].bias.fill_(2.5)
@@ -164,7 +164,7 @@ def short_run(tmp_path_factory):
     """A finished run of 2 s on InvertedPendulum at δ_lowest: T/δ = 1000 transitions, 50 rows of N·K = 20."""
     root = tmp_path_factory.mktemp("dau")
     printed = train_in_process(root, "--physical-time", "2", *SMALL, name=None)
-    return root / "InvertedPendulum-v5__dau__dt0.002__s1", printed
+    return root / "InvertedPendulum-v5__dau-norm__dt0.002__s1", printed
 
 
 def test_a_short_run_takes_t_over_dt_times_l_over_k_n_gradient_steps_and_logs_its_rows(short_run):
@@ -294,3 +294,30 @@ def test_help_shows_every_range_and_never_a_default_of_none(capsys):
     text = " ".join(capsys.readouterr().out.split())
     assert exit_info.value.code == 0 and "None" not in text and "SUPPRESS" not in text
     assert "--num-envs NUM_ENVS N, envs stepped together (must lie in [1, 4096]; default: 256)" in text
+
+
+def test_input_normalisation_uses_the_statistics_before_a_batch_then_adds_it_and_freezes_in_evaluation():
+    norm = dau.InputNormalizer(3, on=True)
+    first, second = torch.randn(50, 3) * 4 + 7, torch.randn(30, 3) * 2 - 1
+    assert torch.equal(norm(first), first)  # mean 0, std 1 before any state
+    both = torch.cat([first, second])
+    std = (first.square().mean(0) - first.mean(0) ** 2).clamp(min=1e-2).sqrt()
+    assert torch.allclose(norm(second), (second - first.mean(0)) / std, atol=1e-5)
+    assert torch.allclose(norm.mean, both.mean(0), atol=1e-5) and norm.count.item() == 80
+    assert torch.allclose(norm.squared_mean, both.square().mean(0), atol=1e-4)
+    norm.eval()
+    before = norm.mean.clone()
+    norm(torch.full((5, 3), 100.0))
+    assert torch.equal(norm.mean, before) and norm.count.item() == 80
+    assert torch.equal(dau.InputNormalizer(3, on=False)(second), second)
+
+
+def test_without_normalisation_the_agent_computes_what_it_did_before_the_flag(tmp_path):
+    torch.manual_seed(0)
+    plain = dau.Agent(4, 2, normalize=False)
+    torch.manual_seed(0)
+    normalised = dau.Agent(4, 2)
+    obs = torch.randn(8, 4) * 5 + 3
+    assert torch.equal(plain.act(obs), torch.tanh(plain.actor(obs)))
+    assert not torch.equal(normalised.act(obs + 0), normalised.act(obs + 0))  # the first call moved the statistics
+    assert [n for n, _ in plain.named_parameters()] == [n for n, _ in normalised.named_parameters()]

@@ -23,18 +23,19 @@ NOT_FLAGS = {"method", "dt0", "gamma_dt", "learning_rate_used", "resumed_at_deci
 
 def row_size(config):
     """Decisions per row of progress.csv: an update's --num-steps; DAU's --num-envs × --train-every transitions."""
-    keys = ("num_envs", "train_every") if config.get("method") == "DAU" else ("num_steps",)
+    keys = ("num_envs", "train_every") if str(config.get("method")).startswith("DAU") else ("num_steps",)
     sizes = [config.get(key) for key in keys]
     return sizes[0] * sizes[-1] if all(isinstance(n, int) and n > 0 for n in sizes) else None
 
 
 def command(config, updates, log_dir):
-    if config["method"] == "DAU":  # its budget is physical time: `updates` rows of δ-steps
+    if config["method"].startswith("DAU"):  # its budget is physical time: `updates` rows of δ-steps
         script, budget = "dau.py", ["--physical-time", repr(updates * row_size(config) * config["dt"])]
     else:
         learner = "trpo" if "TRPO" in config["method"] else "ppo"  # A2C runs are the PPO scripts' (--a2c)
         family = {"FiGAR": "figar", "ARP": "arp"}.get(config["method"].split("-")[0], "sar")
         script, budget = f"{family}_{learner}.py", ["--total-steps", str(updates * config["num_steps"])]
+    config = {**status.SCRIPTS[script].FLAGS_ADDED_LATER, **config}  # a run made before a flag had its value
     flags = []
     for key, value in config.items():
         flag = "--" + key.replace("_", "-")
