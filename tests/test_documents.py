@@ -1,7 +1,8 @@
-"""README.md, the report (results/README.md) and the folders' READMEs: every link and anchor exists; every
-mean ± interval the report gives comes from the committed runs; README's "Results at a glance" is the
-report's opening table and stays a glance (a cell at most 20 words, the table 450), each row's numbers in the
-section it links."""
+"""README.md, the report (results/README.md, its index, and a page per figure or appendix beside it) and the
+folders' READMEs: every link and anchor exists, and every link into the report lands on a heading of its page; every
+mean ± interval the report gives comes from the committed runs; README's "Results at a glance" is the index's
+table and stays a glance (a cell at most 20 words, the table 450), each row's numbers in the section it links; each
+page opens with its claim, its verdict and its command."""
 import itertools
 import os
 import re
@@ -19,37 +20,69 @@ import sar_trpo
 from tests.helpers import ROOT
 
 
-def test_every_file_and_heading_the_readmes_link_exists():
-    # README.md, the report, benchmark/README.md and tools/README.md: each relative link or image names a file of
-    # the clone, and each #anchor a heading of its file (GitHub's slugs: lower case, punctuation dropped, spaces
-    # as hyphens)
+REPORT = os.path.join(ROOT, "results")  # the report: its index README.md and a page per figure or appendix
 
-    def slugs(path):
-        text = re.sub(r"```.*?```", "", Path(path).read_text(), flags=re.S)
-        return {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-")
-                for h in re.findall(r"^#+ (.*)$", text, re.M)}
+
+def report_pages():
+    """Each of the report's files, results/*.md, by name → its text; "README.md" is the index."""
+    return {path.name: path.read_text() for path in sorted(Path(REPORT).glob("*.md"))}
+
+
+def documents():
+    """The Markdown files whose links the tests follow: README.md, the folders' READMEs and the report's files."""
+    return ["README.md", "benchmark/README.md", "tools/README.md"] + [f"results/{name}" for name in report_pages()]
+
+
+def slugs(path):
+    """The anchors of a Markdown file's headings (a '# comment' in a code block is not a heading)."""
+    text = re.sub(r"```.*?```", "", Path(path).read_text(), flags=re.S)
+    return {github_anchor(h) for h in re.findall(r"^#+ (.*)$", text, re.M)}
+
+
+def relative_links(doc):
+    """(target, the file it names, its anchor or '') of each relative link or image of a document, code cut out."""
+    doc = os.path.join(ROOT, doc)
+    text = re.sub(r"```.*?```", "", Path(doc).read_text(), flags=re.S)
+    for target in re.findall(r"\]\(([^)\s]+)\)", text):
+        if not re.match(r"https?://", target):
+            path, _, anchor = target.partition("#")
+            yield target, os.path.normpath(os.path.join(os.path.dirname(doc), path)) if path else doc, anchor
+
+
+def test_every_file_and_heading_the_readmes_link_exists():
+    # README.md, every file of the report, benchmark/README.md and tools/README.md: each relative link or image
+    # names a file of the clone, and each #anchor a heading of its file (GitHub's slugs: lower case, punctuation
+    # dropped, spaces as hyphens)
     broken, checked = [], 0
-    for doc in ("README.md", "results/README.md", "benchmark/README.md", "tools/README.md"):
-        doc = os.path.join(ROOT, doc)
-        text = re.sub(r"```.*?```", "", Path(doc).read_text(), flags=re.S)
-        for target in re.findall(r"\]\(([^)\s]+)\)", text):
-            if not re.match(r"https?://", target):
-                path, _, anchor = target.partition("#")
-                full = os.path.normpath(os.path.join(os.path.dirname(doc), path)) if path else doc
-                checked += 1
-                if not os.path.exists(full) or anchor and anchor not in slugs(full):
-                    broken.append(f"{os.path.relpath(doc, ROOT)}: {target}")
+    for doc in documents():
+        for target, full, anchor in relative_links(doc):
+            checked += 1
+            if not os.path.exists(full) or anchor and anchor not in slugs(full):
+                broken.append(f"{doc}: {target}")
     assert checked >= 50 and broken == []
 
 
+def test_every_link_into_the_report_lands_on_a_heading_of_its_page():
+    # a link to a page of the report, from README, the folders' READMEs, the index or another page (the glance
+    # tables' links among them), names the heading it means: a page is read from its heading, never from its top
+    pages = set(report_pages())
+    into_the_report, broken = 0, []
+    for doc in documents():
+        for target, full, anchor in relative_links(doc):
+            if os.path.dirname(full) == REPORT and os.path.basename(full) in pages:
+                into_the_report += 1
+                if not anchor or anchor not in slugs(full):
+                    broken.append(f"{doc}: {target}")
+    assert into_the_report >= 2 * 18 + len(pages) - 1 and broken == []  # two glance tables, the index's contents
+
+
 def test_readme_final_returns_come_from_the_committed_runs():
-    # a clean clone must hold the runs behind every results table of the report, results/README.md
+    # a clean clone must hold the runs behind every results table of the report, its pages results/*.md
     groups = plot.load_groups([os.path.join(ROOT, "results", "runs")])
     pendulums_and_hopper = [k for k in groups
                             if k[0] in ("InvertedPendulum-v5", "InvertedDoublePendulum-v5", "Hopper-v5")]
     assert len(pendulums_and_hopper) >= 30  # 9 + 9 + 6 δ-cells + 6 noisy
-    with open(os.path.join(ROOT, "results", "README.md")) as f:
-        readme = f.read()
+    readme = "\n".join(report_pages().values())
     groups_1m = plot.load_groups([os.path.join(ROOT, "results", "runs_1m")])
     assert sorted(len(runs) for runs in groups_1m.values()) == [3, 3, 3, 3, 8, 8]  # SAR-PPO's 8 seeds
     for (_, _, method, _), runs in [*groups.items(), *groups_1m.items()]:  # every group of two seeds or more
@@ -60,8 +93,8 @@ def test_readme_final_returns_come_from_the_committed_runs():
         assert len(runs) < 2 or f"{mean:.1f} ± {ci:.1f}" in readme
 
 
-# README's "Results at a glance" and the report's opening table are one table: a row per claim of the paper, each
-# with a headline pair of numbers, a verdict of a few words and a link to the report's section that holds the
+# README's "Results at a glance" and the report's index's table are one table: a row per claim of the paper, each
+# with a headline pair of numbers, a verdict of a few words and a link to the section of the page that holds the
 # detail. The caps keep it a glance; the links and numbers keep it the sections' summary.
 GLANCE_CELL_WORDS, GLANCE_TABLE_WORDS = 20, 450  # words as `wc -w` counts them, the table's pipes included
 
@@ -80,27 +113,29 @@ def report_sections(report):
 
 
 def glance_table(text, link_prefix):
-    """The table under '## Results at a glance', its links into the report written '#anchor' in either file."""
+    """The table under '## Results at a glance', its links to the report's pages written 'page.md#anchor' as the
+    index writes them (README's carry the prefix 'results/')."""
     lines = text.split("\n## Results at a glance\n", 1)[1].split("\n## ", 1)[0].splitlines()
     first = next(i for i, line in enumerate(lines) if line.startswith("|"))
     table = "\n".join(itertools.takewhile(lambda line: line.startswith("|"), lines[first:]))
-    return table.replace("](" + link_prefix, "](#")
+    return table.replace("](" + link_prefix, "](")
 
 
-def glance_problems(readme, report):
-    """What is wrong with the glance tables of README's text and the report's: [] when nothing is."""
-    table = glance_table(report, "#")
-    problems = [] if glance_table(readme, "results/README.md#") == table else ["README's table is not the report's"]
+def glance_problems(readme, pages):
+    """What is wrong with the glance tables of README's text and the report's index (pages: the report's files by
+    name, as report_pages gives them): [] when nothing is."""
+    table = glance_table(pages["README.md"], "")
+    problems = [] if glance_table(readme, "results/") == table else ["README's table is not the report's"]
     if len(table.split()) > GLANCE_TABLE_WORDS:
         problems.append(f"the table has {len(table.split())} words")
-    sections = report_sections(report)
+    sections = {f"{page}#{anchor}": text for page in pages for anchor, text in report_sections(pages[page]).items()}
     for i, line in enumerate(table.splitlines()):
         cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
         problems += [f"{len(c.split())} words in a cell: {c}" for c in cells if len(c.split()) > GLANCE_CELL_WORDS]
         if len(cells) != 4:  # the claim with its figure, the numbers, the verdict, the section
             problems.append(f"{len(cells)} cells: {line}")
         elif i >= 2:  # below the header and its rule
-            anchors = re.findall(r"\]\(#([^)\s]+)\)", cells[3])
+            anchors = re.findall(r"\]\(([^)\s]+)\)", cells[3])  # page.md#anchor, each a section of its page
             if not anchors or any(anchor not in sections for anchor in anchors):
                 problems.append(f"no section of the report: {cells[3]}")
                 continue
@@ -114,9 +149,9 @@ def glance_problems(readme, report):
 
 
 def test_the_glance_table_is_one_table_in_readme_and_the_report_and_stays_a_glance():
-    readme, report = Path(ROOT, "README.md").read_text(), Path(ROOT, "results", "README.md").read_text()
-    assert glance_problems(readme, report) == []
-    assert len(glance_table(report, "#").splitlines()) >= 2 + 16  # a row per claim, the three learners' in three
+    readme, pages = Path(ROOT, "README.md").read_text(), report_pages()
+    assert glance_problems(readme, pages) == []
+    assert len(glance_table(pages["README.md"], "").splitlines()) >= 2 + 16  # a row per claim, the learners' in three
 
 
 def replace_in(old, new, files=("README.md", "results/README.md")):
@@ -130,15 +165,19 @@ def replace_in(old, new, files=("README.md", "results/README.md")):
     (replace_in("7989 → 8761", "7989 → 8760", files=("README.md",)), "README's table is not the report's"),
     (replace_in("**partly**, claim by claim", "**partly**, claim by claim" + " more" * 17), "21 words in a cell"),
     (replace_in("small-δ) |", "small-δ) |" + "\n| a | b | c | d |" * 60), "the table has"),  # rows after App. B's
-    (replace_in("(#app-i-ablations)", "(#app-i-ablation)", files=("results/README.md",)), "no section of the report"),
-    (replace_in("(results/README.md#app-i-ablations)", "(results/README.md#app-i-ablation)", files=("README.md",)),
+    (replace_in("(appI.md#app-i-ablations)", "(appI.md#app-i-ablation)", files=("results/README.md",)),
+     "no section of the report"),
+    (replace_in("appI.md#app-i-ablations)", "appH.md#app-i-ablations)"), "no section of the report"),  # another page
+    (replace_in("(results/appI.md#app-i-ablations)", "(results/appI.md#app-i-ablation)", files=("README.md",)),
      "README's table is not the report's"),
-    (replace_in("d_max 0.2: 7258", "d_max 0.2: 7259"), "7259 is not in app-i-ablations"),
+    (replace_in("d_max 0.2: 7258", "d_max 0.2: 7259"), "7259 is not in appI.md#app-i-ablations"),
     (replace_in("| Ablations |", "| Ablations | App. I |"), "5 cells"),
 ])
 def test_the_glance_check_finds_a_broken_table(edit, problem):
-    texts = edit({f: Path(ROOT, f).read_text() for f in ("README.md", "results/README.md")})
-    assert any(problem in p for p in glance_problems(texts["README.md"], texts["results/README.md"]))
+    texts = edit({"README.md": Path(ROOT, "README.md").read_text()}
+                 | {f"results/{name}": text for name, text in report_pages().items()})
+    pages = {f.removeprefix("results/"): text for f, text in texts.items() if f.startswith("results/")}
+    assert any(problem in p for p in glance_problems(texts["README.md"], pages))
 
 
 def test_tools_readme_lists_animate_with_its_command():
@@ -197,7 +236,7 @@ def test_readme_says_how_many_lines_each_diff_of_two_scripts_has():
 
 
 def test_the_reports_sb3_commands_never_share_a_folder_with_each_other_or_the_examples_default_run(sb3_sar):
-    report = python_lines("results/README.md", "## SAR in Stable-Baselines3")
+    report = python_lines("results/sb3.md")
     assert len(report) == 3
     # each row's second seed and SB3 as is (--plain), as the report says to run them, and the example's default run
     lines = [variant for line in report for variant in (line, line.replace("--seed 1", "--seed 2"))]
