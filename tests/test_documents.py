@@ -76,6 +76,30 @@ def test_every_link_into_the_report_lands_on_a_heading_of_its_page():
     assert into_the_report >= 2 * 18 + len(pages) - 1 and broken == []  # two glance tables, the index's contents
 
 
+INDEX_LINES = 150  # the index stays an index: the glance table, how to read the numbers, the contents
+
+
+def test_the_report_is_a_short_index_and_a_page_per_section_that_opens_with_its_claim_verdict_and_command():
+    pages = report_pages()
+    index = pages.pop("README.md")
+    assert len(index.splitlines()) <= INDEX_LINES
+    assert re.findall(r"^## (.*)$", index, re.M) == ["Results at a glance", "How to read the numbers", "Contents"]
+    contents = index.split("\n## Contents\n", 1)[1]
+    listed = [re.match(r"- \[[^]]+\]\((\w+\.md)#", line) for line in contents.splitlines() if line.startswith("- ")]
+    assert all(listed) and sorted(m.group(1) for m in listed) == sorted(pages)  # a line each, every page once
+    for name, text in pages.items():
+        lines = text.splitlines()
+        assert lines[0].startswith("# ") and lines[1] == "", name
+        opening = list(itertools.takewhile(lambda line: line.startswith("- **"), lines[2:]))
+        labels = [re.match(r"- \*\*(\w+)", line).group(1) for line in opening]
+        assert labels == ["Claim", "Verdict", "Command"], name
+        # the command is the page's own: it stands in the page's text below the opening
+        command = re.search(r"`([^`]+)`", opening[2]).group(1)
+        assert command in "\n".join(lines[2 + len(opening):]), (name, command)
+        heads = re.findall(r"^(#+) ", re.sub(r"```.*?```", "", text, flags=re.S), re.M)
+        assert heads.count("#") == 1, name  # one level-1 heading, the page's own
+
+
 def test_readme_final_returns_come_from_the_committed_runs():
     # a clean clone must hold the runs behind every results table of the report, its pages results/*.md
     groups = plot.load_groups([os.path.join(ROOT, "results", "runs")])
