@@ -194,10 +194,10 @@ def policy_and_env(module, args, state):
                          authors_head=authors_head)
     agent.load_state_dict(state["agent"])
     obs_rms = gym.wrappers.utils.RunningMeanStd(shape=env.observation_space.shape)
-    sar_ppo.load_stats(obs_rms, state["obs_rms"])
+    load_stats(obs_rms, state["obs_rms"])
     if hasattr(repetition, "obs_stats"):  # SAR's Δ and its statistics (FiGAR-C's repetition has none)
         if "repetition_stats" in state:
-            sar_ppo.load_stats(repetition.obs_stats, state["repetition_stats"])
+            load_stats(repetition.obs_stats, state["repetition_stats"])
         repetition.update_stats = False  # frozen, as in evaluation
     low, high = env.action_space.low, env.action_space.high
 
@@ -205,6 +205,10 @@ def policy_and_env(module, args, state):
         mean = agent.dist(torch.as_tensor(module.normalize(obs, obs_rms, args.norm_obs))[None]).mean[0]
         return np.clip(mean.numpy(), low, high)
     return env, repetition, act
+
+
+def load_stats(stats, saved):  # a RunningMeanStd as the scripts save it: tensors and a count
+    stats.mean, stats.var, stats.count = saved["mean"].numpy(), saved["var"].numpy(), saved["count"]
 
 
 def rollout(module, args, state, flags):
@@ -296,7 +300,7 @@ def title_of(args, state):
     """The run in a line: its budget, or how far it got where a checkpoint of an unfinished run is read; and its
     setting in a second line if it has one."""
     rows = state.get("rows") or [{}]  # a checkpoint's logged rows; model.pt is written at the end of a run
-    if args.method.startswith("DAU"):
+    if args.method.startswith("DAU") or getattr(args, "total_steps", None) is None:  # a budget of physical time
         seconds = min(args.physical_time, float(rows[-1].get("physical_time_s", args.physical_time)))
         budget = f"{seconds:g} s of experience"
     else:
