@@ -78,10 +78,11 @@ def test_animate_reads_a_dau_run_without_input_normalisation_as_made_before_the_
         pytest.skip(reason)
     run = tiny_run(tmp_path, "DAU", "--no-input-norm")
     config = json.loads((run / "config.json").read_text())
-    del config["no_input_norm"]  # a run made before the flag existed: its config.json and checkpoint lack it
-    (run / "config.json").write_text(json.dumps(config))
     state = torch.load(run / "checkpoint.pt", weights_only=True)
-    del state["config"]["no_input_norm"]
+    for made in (config, state["config"]):  # a run made before the flag existed, as the committed ones
+        del made["no_input_norm"]
+        made["method"] = "DAU"
+    (run / "config.json").write_text(json.dumps(config))
     torch.save(state, run / "checkpoint.pt")
     module, args, _ = animate.load(str(run))
     assert module.__name__ == "dau" and args.no_input_norm and args.method == "DAU (no normalisation)"

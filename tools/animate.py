@@ -153,7 +153,9 @@ def load(run):
         args = status.parsed(module, command[2:])  # as its script checks them: a value it refuses is one line
     except ValueError as e:
         fail(f"--run: {run}'s config.json holds flags {module.__name__}.py refuses: {e}")
-    vars(args).update({k: v for k, v in config.items() if k in vars(args)})  # the run's own budget and names too
+    # the run's own budget and names too; its method named as the script names it now (a DAU run made before
+    # --no-input-norm existed says "DAU" in its config.json, and is "DAU (no normalisation)")
+    vars(args).update({k: v for k, v in config.items() if k in vars(args) and k != "method"})
     try:
         state = torch.load(saved, weights_only=True, mmap=True)
         state["agent"]  # noqa: B018 - raises KeyError if missing
