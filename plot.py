@@ -33,9 +33,10 @@ numbers of the report), with the seeds' count.
               a row) at its smallest δ, every method overlaid; with --x physical_time_s or wall_time_s
   fig4        fig4_final_return_at_equal_physical_time_<tasks>: the paper's Fig. 4, SAR-PPO against DAU per
               task and δ at DAU's physical time T (dau.py --physical-time): DAU's deterministic evaluations
-              and SAR-PPO's training return over the last 10% of T (hatched where a SAR-PPO run ends
-              before T: read at its end); prints the table with the decisions each used and each
-              method's δ-invariance at T (as --ratios)
+              (dau.py --eval-every N; a run without any is left out, named in a warning, and a cell
+              without any says "no evaluation" and has no verdict) and SAR-PPO's training return over
+              the last 10% of T (hatched where a SAR-PPO run ends before T: read at its end); prints the
+              table with the decisions each used and each method's δ-invariance at T (as --ratios)
 
     python plot.py results/runs --out results/figures               # figures + tables
     python plot.py results/runs --x physical_time_s --format pdf     # App. F.2's axis
@@ -724,13 +725,33 @@ def fig4_cells(groups):
 
 def fig4_values(cell):
     """(SAR-PPO's values at T, how many of its runs reached T, its decisions up to T, DAU's values, DAU's
-    transitions) of one Fig. 4 cell."""
+    transitions, how many DAU runs have no evaluation) of one Fig. 4 cell. A run with nothing to read (nan: DAU
+    made without --eval-every, or SAR-PPO without a training return in its window) gives no value."""
     seconds, sar, dau = cell
     read = [return_at_physical_time(columns, seconds) for _, columns, _ in sar]
+    read = [(value, reached) for value, reached in read if not math.isnan(value)]
     decisions = [float(np.interp(min(seconds, columns["physical_time_s"][-1]), columns["physical_time_s"],
                                  columns["decision_steps"])) for _, columns, _ in sar]
+    evaluated = [evaluated_return(columns) for _, columns, _ in dau]
     return ([v for v, _ in read], sum(reached for _, reached in read), decisions,
-            [evaluated_return(columns) for _, columns, _ in dau], [float(c["decision_steps"][-1]) for _, c, _ in dau])
+            [v for v in evaluated if not math.isnan(v)], [float(c["decision_steps"][-1]) for _, c, _ in dau],
+            sum(math.isnan(v) for v in evaluated))
+
+
+def fig4_unevaluated(groups):
+    """One line for stderr naming the Fig. 4 cells whose DAU runs have no evaluation to read, and the flag that
+    makes them; None if every DAU run has one."""
+    missing = {}
+    for (env_id, dt), cell in fig4_cells(groups).items():
+        count = fig4_values(cell)[5]
+        if count:
+            missing.setdefault(env_id, []).append(f"{dt * 1000:g} ms ({count} of {len(cell[2])} runs)")
+    if not missing:
+        return None
+    where = "; ".join(f"{env_id} at {', '.join(cells)}" for env_id, cells in missing.items())
+    return (f"warning: Fig. 4: no DAU evaluation to read in {where}: dau.py evaluates only with --eval-every N "
+            "(its default 0 makes none); those runs are left out, a cell without any says \"no evaluation\" and "
+            "has no verdict")
 
 
 def fig4_table(groups):
@@ -743,12 +764,15 @@ def fig4_table(groups):
              "|---|---|---|---|---|---|---|---|"]
     ratios = {}
     for (env_id, dt), cell in cells.items():
-        sar, reached, decisions, dau, transitions = fig4_values(cell)
+        sar, reached, decisions, dau, transitions, unevaluated = fig4_values(cell)
         short = "" if reached == len(sar) else f" †{len(sar) - reached}"
-        answer = verdict(sar, dau) if sar and dau else "–"
-        lines.append(f"| {env_id} | {dt * 1000:g} | {cell[0]:,.0f} | {range_cell(sar)}{short} | {range_cell(dau)} | "
+        answer = verdict(sar, dau) if sar and dau else "–"  # never from a run without a value
+        dau_cell = range_cell(dau) + (f", {unevaluated} without evaluation" if unevaluated else "")
+        if not dau:
+            dau_cell = "no evaluation"
+        lines.append(f"| {env_id} | {dt * 1000:g} | {cell[0]:,.0f} | {range_cell(sar)}{short} | {dau_cell} | "
                      f"{answer} | {np.mean(decisions):,.0f} | {np.mean(transitions):,.0f} |" if decisions else
-                     f"| {env_id} | {dt * 1000:g} | {cell[0]:,.0f} | – | {range_cell(dau)} | – | – | "
+                     f"| {env_id} | {dt * 1000:g} | {cell[0]:,.0f} | – | {dau_cell} | – | – | "
                      f"{np.mean(transitions):,.0f} |")
         if decisions and dt == min(d for e, d in cells if e == env_id):
             ratios[env_id] = np.mean(transitions) / np.mean(decisions)
@@ -782,12 +806,14 @@ def fig4_figure(groups, tasks):
     for ax, env_id in zip(axes.flat, tasks):
         dts = sorted(dt for e, dt in cells if e == env_id)
         for i, dt in enumerate(dts):
-            sar, reached, _, dau, _ = fig4_values(cells[(env_id, dt)])
+            sar, reached, _, dau, _, unevaluated = fig4_values(cells[(env_id, dt)])
             for j, (method, values) in enumerate((("SAR-PPO", sar), ("DAU", dau))):
+                x = i + (j - 0.5) * 0.38
+                if method == "DAU" and not values and unevaluated:  # dau.py without --eval-every: nothing to draw
+                    ax.text(x, 0, "no\nevaluation", ha="center", va="bottom", fontsize=6)
                 if not values:
                     continue
                 mean, low, high = mean_range(values)
-                x = i + (j - 0.5) * 0.38
                 ax.bar(x, mean, 0.38, yerr=[[mean - low], [high - mean]], capsize=2, error_kw={"lw": 1},
                        color=method_color(method), edgecolor="white", linewidth=0,
                        hatch="//" if method == "SAR-PPO" and reached < len(values) else "")
@@ -1095,6 +1121,8 @@ def main(argv=None):
             print()
             print(fig5_table(part))
     if "fig4" in args.kinds and fig4_cells(groups):  # two learners in one figure: before the split
+        if fig4_unevaluated(groups):
+            print(fig4_unevaluated(groups), file=sys.stderr)
         print()
         print(fig4_table(groups))
     if args.table:

@@ -119,3 +119,31 @@ def test_fig4_reads_sar_ppo_at_daus_physical_time_and_says_where_its_run_ended_b
     assert plot.main([str(tmp_path), "--kinds", "fig4", "--out", str(tmp_path / "figures")]) == 0
     assert os.listdir(tmp_path / "figures") == ["fig4_final_return_at_equal_physical_time_Hopper-v5.png"]
     assert "| task | δ (ms) | T (s) | SAR-PPO | DAU |" in capsys.readouterr().out
+
+
+def test_fig4_says_which_cells_have_no_dau_evaluation_and_gives_no_verdict_from_nan(tmp_path, capsys):
+    for seed in (1, 2):
+        fake_run(tmp_path, "Hopper-v5", "SAR-PPO", 0.002, seed, final=100.0, seconds_per_row=1, physical_per_row=100)
+        fake_run(tmp_path, "Hopper-v5", "SAR-PPO", 0.0004, seed, final=100.0, seconds_per_row=1, physical_per_row=40)
+        fake_dau_run(tmp_path, "Hopper-v5", 0.002, seed, 500.0, {})  # dau.py's default --eval-every 0: none
+        fake_dau_run(tmp_path, "Hopper-v5", 0.0004, seed, 500.0, {10: 30.0} if seed == 1 else {})
+    assert plot.main([str(tmp_path), "--kinds", "fig4", "--out", str(tmp_path / "figures")]) == 0
+    out, err = capsys.readouterr()
+    warnings = [line for line in err.splitlines() if "Fig. 4" in line]
+    assert len(warnings) == 1 and "Hopper-v5 at 0.4 ms (1 of 2 runs), 2 ms (2 of 2 runs)" in warnings[0], err
+    assert "dau.py" in warnings[0] and "--eval-every N" in warnings[0]
+    fig4 = out[out.index("| task | δ (ms) | T (s) |"):]
+    assert "nan" not in fig4
+    rows = {line.split(" | ")[1]: line for line in fig4.splitlines() if line.startswith("| Hopper-v5 | ")}
+    assert rows["2"] == "| Hopper-v5 | 2 | 500 | 50.0 [50.0, 50.0] (2) | no evaluation | – | 500 | 250,000 |"
+    assert rows["0.4"].startswith("| Hopper-v5 | 0.4 | 500 | 95.0 [95.0, 95.0] (2) †2 | 30.0 [30.0, 30.0] (1), "
+                                  "1 without evaluation | by the mean only (one seed) |")
+    assert "| Hopper-v5 | 0.4 / 2 | 1.90, invariant | – |" in fig4.splitlines()  # DAU: no value at 2 ms
+    assert os.listdir(tmp_path / "figures") == ["fig4_final_return_at_equal_physical_time_Hopper-v5.png"]
+
+
+def test_fig4_says_nothing_of_evaluations_when_every_dau_run_has_them(tmp_path, capsys):
+    fake_run(tmp_path, "Hopper-v5", "SAR-PPO", 0.002, 1, final=100.0, seconds_per_row=1, physical_per_row=100)
+    fake_dau_run(tmp_path, "Hopper-v5", 0.002, 1, 500.0, {10: 30.0})
+    assert plot.main([str(tmp_path), "--kinds", "fig4", "--table"]) == 0
+    assert "Fig. 4" not in capsys.readouterr().err

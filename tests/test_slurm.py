@@ -1,6 +1,7 @@
-"""The SLURM path: benchmark/slurm.sh refuses bad input in one line and runs a task's line from the
+"""The SLURM path: benchmark/slurm.sh refuses bad input in one line and runs a task's line (OFFSET + i) from the
 project's folder; on a one-node cluster (Debian's slurm-wlm and munge, as root; skipped without them) an
-array of a run list finishes and a cancelled task resumes from its checkpoint."""
+array of a run list finishes, a cancelled task resumes from its checkpoint, and a list longer than the cluster's
+MaxArraySize goes in as README's arrays, every task run once."""
 import os
 import re
 import shutil
@@ -66,6 +67,33 @@ def test_slurm_sh_refuses_bad_input_in_one_line_before_any_work(tmp_path, args, 
     assert done.stderr.splitlines() == [done.stderr.strip()]
     assert done.stderr.startswith("slurm.sh: ") and says in done.stderr
     assert sorted(os.listdir(tmp_path)) == ["commands.txt", "empty.txt"]  # nothing written
+
+
+@pytest.mark.parametrize("offset,task,says", [
+    (["x"], "1", "offset 'x' is not a whole number from 0 (the line before the array's first)"),
+    (["-1"], "1", "offset '-1' is not a whole number"),
+    ([""], "1", "offset '' is not a whole number"),
+    (["1e3"], "1", "offset '1e3' is not a whole number"),
+    (["3"], "1", "offset 3 is past the end of {list}, which has 3 commands (offsets 0 to 2)"),
+    (["1"], "3", "task 3 with offset 1 is out of range: {list} has 3 commands, so offset 1 takes tasks 1 to 2 "
+                 "(sbatch --array=1-2)"),
+    (["--offset"], "1", "unknown option --offset; usage"),
+    (["1", "2"], "1", "usage: sbatch --array=1-N benchmark/slurm.sh LIST [OFFSET]"),
+])
+def test_slurm_sh_refuses_a_bad_offset_in_one_line_before_any_work(tmp_path, offset, task, says):
+    listing = tmp_path / "commands.txt"
+    listing.write_text("true\ntrue\ntrue\n")
+    done = slurm_sh([str(listing), *offset], task)
+    assert done.returncode == 2 and done.stdout == "" and done.stderr.count("\n") == 1
+    assert says.format(list=listing) in done.stderr, done.stderr
+    assert os.listdir(tmp_path) == ["commands.txt"]
+
+
+def test_slurm_sh_runs_line_offset_plus_task_so_that_a_list_can_be_split_into_arrays(tmp_path):
+    (tmp_path / "commands.txt").write_text("".join(f"python -c 'print({k})'\n" for k in range(1, 6)))
+    for offset, task, line in (([], "2", 2), (["0"], "2", 2), (["3"], "1", 4), (["3"], "2", 5), (["003"], "02", 5)):
+        done = slurm_sh([str(tmp_path / "commands.txt"), *offset], task)
+        assert done.returncode == 0 and done.stdout.splitlines()[-1] == str(line), (offset, task, done.stderr)
 
 
 def test_slurm_sh_passes_on_the_figure_scripts_own_reason_when_its_list_fails(monkeypatch):
@@ -138,6 +166,9 @@ def free_ports(n):
     return ports
 
 
+MAX_ARRAY_SIZE = 4  # array indices up to 3: SLURM's default 1001 in small, so that a list of 7 needs three arrays
+
+
 @pytest.fixture
 def slurm_cluster(tmp_path):
     """munged, slurmctld and slurmd on this machine, all state in tmp_path; yields the environment of
@@ -181,6 +212,7 @@ SchedulerType=sched/builtin
 JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
 MailProg=/bin/true
+MaxArraySize={MAX_ARRAY_SIZE}
 ReturnToService=2
 KillWait=5
 MinJobAge=3600
@@ -326,3 +358,41 @@ def test_slurm_array_of_a_figure_script_finishes_and_a_cancelled_task_resumes(sl
                            text=True, check=True).stdout
     for folder in folders:
         assert re.search(rf"\| {re.escape(os.path.basename(folder))} \| 1,024 \|", table)
+
+
+def readme_loop():
+    """The README's loop that submits a list as arrays of `size` tasks (from `n=` to `done`)."""
+    with open(os.path.join(ROOT, "README.md")) as f:
+        block = f.read().split("## On a SLURM cluster", 1)[1].split("```bash\n", 1)[1].split("```", 1)[0]
+    lines = block.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("n=$(wc -l < commands.txt)"))
+    end = next(i for i, line in enumerate(lines) if line.strip() == "done")
+    return "\n".join(lines[start:end + 1])
+
+
+def test_slurm_a_list_longer_than_max_array_size_goes_in_as_readmes_arrays_and_each_task_runs_once(slurm_cluster,
+                                                                                                   tmp_path):
+    env, out, ran = slurm_cluster, tmp_path / "out", tmp_path / "ran"
+    out.mkdir()
+    ran.mkdir()
+    n = 2 * (MAX_ARRAY_SIZE - 1) + 1  # 7: arrays of 3, 3 and 1 tasks
+    commands = tmp_path / "commands.txt"
+    # each line makes its own file, and fails if it exists: a line run twice fails its second task
+    commands.write_text("".join(f"python -c \"open('{ran}/{k}', 'x').close()\"\n" for k in range(1, n + 1)))
+    whole = subprocess.run([slurm_program("sbatch"), f"--array=1-{n}", "--partition=debug", f"--output={out}/%A_%a",
+                            "benchmark/slurm.sh", str(commands)], cwd=ROOT, env=env, capture_output=True, text=True)
+    assert whole.returncode != 0 and "Invalid job array specification" in whole.stderr  # as a default cluster, 2,688
+    loop = readme_loop()
+    assert "size=1000" in loop and "<a CPU partition>" in loop
+    loop = (loop.replace("size=1000", f"size={MAX_ARRAY_SIZE - 1}").replace("<a CPU partition>", "debug")
+            .replace("sbatch ", f"sbatch --parsable --output={out}/slurm-%A_%a.out ")
+            .replace("commands.txt", str(commands)))
+    jobs = subprocess.run(["bash", "-c", loop], cwd=ROOT, env=env, capture_output=True, text=True,
+                          check=True).stdout.split()
+    assert len(jobs) == 3
+    logs = [str(tmp_path / "cluster" / "log" / f"{name}.log") for name in ("slurmctld", "slurmd")]
+    wait_for(lambda: not slurm(env, "squeue", "-h").strip(), "the three arrays to end", logs=logs)
+    states = [task_states(env, job) for job in jobs]
+    assert [sorted(s) for s in states] == [[1, 2, 3], [1, 2, 3], [1]]
+    assert all(state == ("COMPLETED", "0:0") for s in states for state in s.values()), states
+    assert sorted(os.listdir(ran), key=int) == [str(k) for k in range(1, n + 1)]  # every line once
