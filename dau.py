@@ -1,51 +1,50 @@
-"""DAU: Deep Advantage Updating (Tallec, Blier & Ollivier, ICML 2019), the baseline of the paper's Fig. 4, in one file.
+"""DAU: Deep Advantage Updating (Tallec, Blier & Ollivier, ICML 2019), the baseline of the paper's Fig.
+4, in one file.
 
-Q-learning whose parts keep their meaning as δ → 0: Q(s, a) = V(s) + δ·A(s, a) with A(s, a) = Ā(s, a) − Ā(s, π(s)),
-one squared TD loss against r + γ_δ·V(s') (no target network), a deterministic policy π that climbs Ā(s, π(s)),
-Ornstein–Uhlenbeck exploration in physical time, and RMSprop steps of lr·δ with α = 1 − δ. N envs are stepped
-together; every K vector steps the learner takes L gradient steps on batches drawn from a replay memory.
+Q-learning whose parts keep their meaning as δ → 0: Q(s, a) = V(s) + δ·A(s, a) with A(s, a) = Ā(s,
+a) − Ā(s, π(s)), one squared TD loss against r + γ_δ·V(s') (no target network), a deterministic
+policy π that climbs Ā(s, π(s)), Ornstein–Uhlenbeck exploration in physical time, and RMSprop steps
+of lr·δ with α = 1 − δ. N envs are stepped together; every K vector steps the learner takes L
+gradient steps on batches drawn from a replay memory.
 
-A port of the official `cdau` (github.com/ctallec/continuous-rl, code/: critics/off_policy/advantage.py,
-actors/off_policy/approximate.py, agents/off_policy/offline_agent.py, noises/coherent.py, memory/buffer.py), with
-its README's recipe as defaults. Where it departs:
-- tasks: gymnasium's MuJoCo v5 tasks stepped every δ by envs.make_env (the official MuJoCo entries call env
-  constructors stock gym lacks); the budget is physical time, summed over the N envs;
-- reward and discount: the project's r·δ/δ0 and γ_δ = 0.99^(δ/δ0), as for SAR, not the official r·δ and 0.8^δ;
-  the rewards come δ-scaled from envs.py, so r is not multiplied by δ again;
-- a transition cut by the time limit has weight 0 in the loss, as the official code intends (it computes the
-  weight, then leaves it out of the critic's loss, so that a cut counts as a termination there);
-- input normalisation as the recipe's --normalize_state (each network's own statistics, updated with every state
-  it is given in training), but frozen in evaluation, which the official code also feeds them; --no-input-norm
-  turns it off, as in the runs made before it existed (method "DAU (no normalisation)", run names __dau__);
-- the first learning comes after K vector steps, then every K (the official: after vector steps 19, 29, …).
+A port of the official `cdau` (github.com/ctallec/continuous-rl, code/:
+critics/off_policy/advantage.py, actors/off_policy/approximate.py,
+agents/off_policy/offline_agent.py, noises/coherent.py, memory/buffer.py), with its README's recipe
+as defaults. Where it departs:
+- tasks: gymnasium's MuJoCo v5 tasks stepped every δ by envs.make_env (the official MuJoCo entries
+  call env constructors stock gym lacks); the budget is physical time, summed over the N envs;
+- reward and discount: the project's r·δ/δ0 and γ_δ = 0.99^(δ/δ0), as for SAR, not the official r·δ
+  and 0.8^δ; the rewards come δ-scaled from envs.py, so r is not multiplied by δ again;
+- a transition cut by the time limit has weight 0 in the loss, as the official code intends (it
+  computes the weight, then leaves it out of the critic's loss, so that a cut counts as a
+  termination there);
+- input normalisation as the recipe's --normalize_state (each network's own statistics, updated with
+  every state it is given in training), but frozen in evaluation, which the official code also feeds
+  them; --no-input-norm turns it off, as in the runs made before it existed (method "DAU (no
+  normalisation)", run names __dau__);
+- the first learning comes after K vector steps, then every K (the official: after vector steps 19,
+  29, …).
 
     python dau.py --env-id InvertedPendulum-v5 --dt lowest --physical-time 200
+
 """
-import argparse
-import fcntl
-import io
-import json
 import math
 import os
-import shutil
-import subprocess
-import sys
 import time
-from importlib.metadata import version
-from pathlib import Path
 
-import mujoco
 import numpy as np
 import torch
 import torch.nn as nn
-from gymnasium.envs.mujoco import mujoco_env
 
+import bookkeeping
 import envs
+from bookkeeping import checked, fail, within
 
 
 # ---------------------------------------------------------------- the networks
 def mlp(inputs, outputs, hidden=256):
-    """2 × 256, each hidden layer Linear → LayerNorm → ReLU, the last bias zero (the official models.py MLP)."""
+    """2 × 256, each hidden layer Linear → LayerNorm → ReLU, the last bias zero (the official models.py
+    MLP)."""
     last = nn.Linear(hidden, outputs)
     nn.init.zeros_(last.bias)
     return nn.Sequential(nn.Linear(inputs, hidden), nn.LayerNorm(hidden), nn.ReLU(),
@@ -53,9 +52,10 @@ def mlp(inputs, outputs, hidden=256):
 
 
 class InputNormalizer(nn.Module):
-    """s ↦ (s − mean)/std over every state its network has seen (official models.py CustomBN, the recipe's
-    --normalize_state): a batch is normalised with the statistics before it, then joins them; std ≥ 0.1.
-    Frozen while the agent is in eval mode; with on=False it passes states through."""
+    """s ↦ (s − mean)/std over every state its network has seen (official models.py CustomBN, the
+    recipe's --normalize_state): a batch is normalised with the statistics before it, then joins
+    them; std ≥ 0.1. Frozen while the agent is in eval mode; with on=False it passes states
+    through."""
 
     def __init__(self, dim, on):
         super().__init__()
@@ -79,8 +79,9 @@ class InputNormalizer(nn.Module):
 
 
 class Agent(nn.Module):
-    """V(s), Ā(s, a) and the policy π(s) = tanh(MLP(s)) in [-1, 1]; the env gets π's action scaled to its bounds.
-    Each network normalises its state input with statistics of its own (official NormalizedMLP)."""
+    """V(s), Ā(s, a) and the policy π(s) = tanh(MLP(s)) in [-1, 1]; the env gets π's action scaled to
+    its bounds. Each network normalises its state input with statistics of its own (official
+    NormalizedMLP)."""
 
     def __init__(self, obs_dim, action_dim, normalize=True):
         super().__init__()
@@ -101,16 +102,17 @@ class Agent(nn.Module):
         return self.advantage_raw(torch.cat([self.advantage_inputs(obs), actions], 1)).squeeze(1)
 
     def advantage(self, obs, actions, policy_actions):
-        """A(s, a) = Ā(s, a) − Ā(s, π(s)): zero at a = π(s) for any Ā, so V is the value of π. One pass of Ā over
-        both halves."""
+        """A(s, a) = Ā(s, a) − Ā(s, π(s)): zero at a = π(s) for any Ā, so V is the value of π. One pass
+        of Ā over both halves."""
         both = self.advantage_raw_of(torch.cat([obs, obs]), torch.cat([actions, policy_actions]))
         return both[:len(obs)] - both[len(obs):]
 
 
 def make_optimizers(agent, learning_rate, dt):
-    """RMSprop(lr·δ, α = 1 − δ) for V, Ā and π (official optimizer.py): a step moves the networks by O(δ), as a
-    transition is O(δ) of experience, and the mean square of the gradients spans about 1/δ steps, one second.
-    V and Ā step together, π after them; foreach: one call for all tensors."""
+    """RMSprop(lr·δ, α = 1 − δ) for V, Ā and π (official optimizer.py): a step moves the networks by
+    O(δ), as a transition is O(δ) of experience, and the mean square of the gradients spans about
+    1/δ steps, one second. V and Ā step together, π after them; foreach: one call for all
+    tensors."""
     def rmsprop(params):
         return torch.optim.RMSprop(params, lr=learning_rate * dt, alpha=1 - dt, foreach=True)
     return rmsprop([*agent.value.parameters(), *agent.advantage_raw.parameters()]), rmsprop(agent.actor.parameters())
@@ -118,8 +120,9 @@ def make_optimizers(agent, learning_rate, dt):
 
 # ---------------------------------------------------------------- exploration and memory
 class OrnsteinUhlenbeck:
-    """Per env and action dim X ← X(1 − θδ) + σ√δ·ε (official noises/coherent.py): noise coherent over physical time
-    whatever δ; started from its stationary law N(0, σ²/2θ), never reset at episode ends."""
+    """Per env and action dim X ← X(1 − θδ) + σ√δ·ε (official noises/coherent.py): noise coherent over
+    physical time whatever δ; started from its stationary law N(0, σ²/2θ), never reset at episode
+    ends."""
 
     def __init__(self, shape, theta, sigma, dt):
         self.decay, self.scale = 1 - theta * dt, sigma * math.sqrt(dt)
@@ -136,8 +139,8 @@ class OrnsteinUhlenbeck:
 
 
 class ReplayMemory:
-    """The last `capacity` transitions, a vector step of N at a time (official memory/buffer.py), sampled uniformly.
-    `weights`: 0 for a transition cut by the time limit, else 1."""
+    """The last `capacity` transitions, a vector step of N at a time (official memory/buffer.py),
+    sampled uniformly. `weights`: 0 for a transition cut by the time limit, else 1."""
     FIELDS = ("obs", "actions", "rewards", "next_obs", "terminated", "weights")
 
     def __init__(self, capacity, num_envs, obs_dim, action_dim):
@@ -155,7 +158,8 @@ class ReplayMemory:
         self.size = max(self.size, rows.stop)
 
     def sample(self, batches, batch_size):
-        """`batches` batches of `batch_size` transitions drawn with replacement, in one indexing per field."""
+        """`batches` batches of `batch_size` transitions drawn with replacement, in one indexing per
+        field."""
         index = torch.randint(self.size, (batches, batch_size))
         return [getattr(self, name)[index] for name in self.FIELDS]
 
@@ -171,8 +175,9 @@ class ReplayMemory:
 
 # ---------------------------------------------------------------- the update
 def critic_loss(agent, batch, dt, gamma_dt, policy_actions):
-    """mean w·(Q(s, a) − y)², Q = V(s) + δ·A(s, a), y = r + γ_δ(1 − terminated)V(s') with the current V (no target
-    network: the official τ = 0), r the δ-scaled reward (official critics/off_policy/advantage.py)."""
+    """mean w·(Q(s, a) − y)², Q = V(s) + δ·A(s, a), y = r + γ_δ(1 − terminated)V(s') with the current V
+    (no target network: the official τ = 0), r the δ-scaled reward (official
+    critics/off_policy/advantage.py)."""
     obs, actions, rewards, next_obs, terminated, weights = batch
     with torch.no_grad():  # V(s') with the statistics V(s) is normalised by (the official target copy's)
         target = rewards + gamma_dt * (1 - terminated) * agent.state_value(next_obs, update=False)
@@ -181,8 +186,8 @@ def critic_loss(agent, batch, dt, gamma_dt, policy_actions):
 
 
 def dau_update(agent, critic_optimizer, actor_optimizer, batch, dt, gamma_dt):
-    """One gradient step of V and Ā on the TD loss, then one of π on −Ā(s, π(s)) with the new Ā (official
-    agents/off_policy/offline_agent.py). Returns the two losses as tensors."""
+    """One gradient step of V and Ā on the TD loss, then one of π on −Ā(s, π(s)) with the new Ā
+    (official agents/off_policy/offline_agent.py). Returns the two losses as tensors."""
     obs = batch[0]
     policy_actions = agent.act(obs)
     loss = critic_loss(agent, batch, dt, gamma_dt, policy_actions.detach())
@@ -196,38 +201,133 @@ def dau_update(agent, critic_optimizer, actor_optimizer, batch, dt, gamma_dt):
     return loss.detach(), actor_loss.detach()
 
 
-# ---------------------------------------------------------------- flags
-def fail(message):  # bad input: one line naming the flag on stderr, exit status 2, nothing written
-    print(f"{os.path.basename(sys.argv[0])}: error: {' '.join(str(message).split())}", file=sys.stderr)
-    sys.exit(2)
+# ---------------------------------------------------------------- training
+def main(argv=None):
+    args = parse_args(argv)
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(args.seed)  # the networks' init, the noise and the memory's draws
+
+    env = envs.make_env(args.env_id, args.dt, args.gamma)
+    if not np.isfinite([env.action_space.low, env.action_space.high]).all():
+        fail(f"--env-id: {args.env_id}'s actions are unbounded; π(s) = tanh(·) needs finite bounds to scale to")
+    train_envs = [env] + [envs.make_env(args.env_id, args.dt, args.gamma) for _ in range(args.num_envs - 1)]
+    dt, dt0, gamma_dt = env.dt, env.dt0, env.gamma_dt
+    obs_dim, action_dim = env.observation_space.shape[0], env.action_space.shape[0]
+    scale, bias = (env.action_space.high - env.action_space.low) / 2, (env.action_space.high + env.action_space.low) / 2
+
+    agent = Agent(obs_dim, action_dim, normalize=not args.no_input_norm)
+    critic_optimizer, actor_optimizer = make_optimizers(agent, args.learning_rate, dt)
+    exploration = OrnsteinUhlenbeck((args.num_envs, action_dim), args.ou_theta, args.ou_sigma, dt)
+    memory = ReplayMemory(args.buffer_size, args.num_envs, obs_dim, action_dim)
+    learner = {"agent": agent, "critic_optimizer": critic_optimizer, "actor_optimizer": actor_optimizer,
+               "exploration": exploration, "memory": memory}
+    config = {**vars(args), "dt": dt, "dt0": dt0, "gamma_dt": gamma_dt, "learning_rate_used": args.learning_rate * dt,
+              "rmsprop_alpha": 1 - dt}
+    counters = {"row": 0, "transitions": 0, "gradient_steps": 0, "episodes": 0, "wall_time_s": 0.0}
+    # on --resume, a flag not given is the run's own; a finished run ends here
+    given = bookkeeping.given_flags(make_parser(), argv)
+    run = bookkeeping.open_run(args, SCRIPT, learner, config, counters, given=given)
+    counters = run["counters"]  # a resumed run's
+    eval_env = envs.make_env(args.env_id, args.dt, args.gamma) if args.eval_every else None
+
+    n, num_rows = args.num_envs * args.train_every, args.total_steps // (args.num_envs * args.train_every)
+    rounded = f" (--physical-time {args.physical_time:g} s rounded up to {args.total_steps * dt:g} s)" \
+        if not math.isclose(args.total_steps * dt, args.physical_time) else ""
+    print(f"{run['dir']}: {args.method}, {num_rows} rows of {args.train_every} steps of {args.num_envs} envs and "
+          f"{args.gradient_steps} gradient steps{rounded}", flush=True)
+    # a seed per env; on resume a MuJoCo task's envs continue as the checkpoint left them, others
+    # start afresh
+    obs = np.stack([e.reset(seed=args.seed * args.num_envs + i + 1_000_000 * counters["row"])[0]
+                    for i, e in enumerate(train_envs)])
+    if "envs" in (run["state"] or {}):
+        obs = bookkeeping.restore_envs(train_envs, run["state"]["envs"])
+    next_obs, rewards = np.zeros_like(obs), np.zeros(args.num_envs)
+    terminated, truncated = np.zeros((2, args.num_envs), bool)
+    start, shown, first = time.time() - counters["wall_time_s"], (time.time(), counters["row"]), counters["row"] + 1
+    while counters["row"] < num_rows:
+        row_start, finished = time.time(), []
+        # ---------------- K vector steps, each of N envs
+        for _ in range(args.train_every):
+            with torch.inference_mode():  # no_grad without autograd's bookkeeping
+                actions = (agent.act(torch.as_tensor(obs, dtype=torch.float32)) + exploration.noise).clamp(-1, 1)
+                exploration.step()
+            env_actions = actions.numpy() * scale + bias
+            # the observations the next actions see: a reset one where an episode ended
+            after = obs.copy()
+            for i, e in enumerate(train_envs):
+                next_obs[i], rewards[i], terminated[i], truncated[i], info = e.step(env_actions[i])
+                after[i] = next_obs[i]
+                if terminated[i] or truncated[i]:
+                    finished.append(info["episode"]["r"])
+                    after[i] = e.reset()[0]
+            for name, values in (("observation", next_obs), ("reward", rewards), ("observation", after)):
+                if not np.isfinite(values).all():  # it would reach the memory, then every network
+                    bookkeeping.env_failed(f"{name}: not finite", f"row {counters['row'] + 1}")
+            cut = truncated & ~terminated  # by the time limit: tells nothing of V(s'), weight 0 (offline_agent.py)
+            memory.add(obs, actions, rewards, next_obs, terminated, 1.0 - cut)
+            obs = after
+        counters["transitions"] += n
+        counters["episodes"] += len(finished)
+        env_time, learn_start = time.time() - row_start, time.time()
+
+        # ---------------- L gradient steps, the batches drawn at once
+        batches = memory.sample(args.gradient_steps, args.batch_size)
+        losses = torch.zeros(2)
+        for j in range(args.gradient_steps):
+            losses += torch.stack(dau_update(agent, critic_optimizer, actor_optimizer, [b[j] for b in batches], dt,
+                                             gamma_dt))
+        value_loss, policy_loss = (losses / args.gradient_steps).tolist()
+        counters["gradient_steps"] += args.gradient_steps
+        counters["row"] += 1
+
+        # ---------------- logs
+        row_time, learn_time = time.time() - row_start, time.time() - learn_start
+        eval_return = evaluate(args, eval_env, agent, scale, bias) \
+            if args.eval_every and counters["row"] % args.eval_every == 0 else None
+        counters["wall_time_s"] = time.time() - start
+        row = {"decision_steps": counters["transitions"], "env_steps": counters["transitions"],
+               "physical_time_s": round(counters["transitions"] * dt, 6),
+               "wall_time_s": round(counters["wall_time_s"], 3), "episodes": counters["episodes"],
+               "return_mean": float(np.mean(finished)) if finished else "",
+               "eval_return_mean": "" if eval_return is None else eval_return,
+               "action_duration_mean_s": dt, "safe_radius_mean": "", "policy_loss": policy_loss,
+               "value_loss": value_loss, "approx_kl": "", "clip_fraction": "", "entropy": "",
+               "decisions_per_s": round(n / row_time, 1), "env_steps_per_s": round(n / env_time, 1),
+               "gradient_steps": counters["gradient_steps"],
+               "gradient_steps_per_s": round(args.gradient_steps / learn_time, 1)}
+        checkpoint = counters["row"] % args.checkpoint_every == 0 or counters["row"] == num_rows
+        envs_now = None  # where the next vector step starts, saved with a checkpoint
+        if checkpoint:
+            envs_now = bookkeeping.envs_state(train_envs, obs)
+        bookkeeping.log_row(run, row, checkpoint, envs_now)
+        if time.time() - shown[0] >= 10 or counters["row"] in (first, num_rows) or eval_return is not None:  # 10 s
+            minutes = (num_rows - counters["row"]) * (time.time() - shown[0]) / max(1, counters["row"] - shown[1]) / 60
+            returns = f"return {row['return_mean']:.1f}" if finished else "no episode ended"
+            evaluated = "" if eval_return is None else f" | evaluation {eval_return:.1f}"
+            print(f"row {counters['row']}/{num_rows} | transitions {row['decision_steps']:,} | physical "
+                  f"{row['physical_time_s']:.0f}s | {returns}{evaluated} | value loss {value_loss:.3g} | "
+                  f"{row['decisions_per_s']:.0f} transitions/s | {row['gradient_steps_per_s']:.0f} gradient steps/s | "
+                  f"left {minutes:.1f} min", flush=True)
+            shown = (time.time(), counters["row"])
 
 
-def checked(kind, ok, rule):  # an argparse type: `kind(text)` if `ok` holds for it, else the one-line error `rule`
-    def parse(text):
-        try:
-            if ok(value := kind(text)):
-                return value
-        except ValueError:
-            pass
-        raise argparse.ArgumentTypeError(f"{rule}, got {text!r}")
-    parse.rule = rule  # shown by --help
-    return parse
+def evaluate(args, env, agent, scale, bias):
+    """Mean δ-scaled return of episodes with the deterministic policy π(s), no noise."""
+    returns = []
+    agent.eval()  # the input statistics frozen
+    with torch.inference_mode():
+        for episode in range(args.eval_episodes):
+            (obs, _), done = env.reset(seed=args.seed + 10_000 + episode), False
+            while not done:
+                action = agent.act(torch.as_tensor(obs, dtype=torch.float32)[None])[0].numpy()
+                obs, _, terminated, truncated, info = env.step(action * scale + bias)
+                done = terminated or truncated
+            returns.append(info["episode"]["r"])
+    agent.train()
+    return float(np.mean(returns))
 
 
-def within(kind, low, high, open_low=False):  # [low, high], or (low, high]; nan is in neither
-    return checked(kind, lambda v: low < v <= high if open_low else low <= v <= high,
-                   f"must lie in {'(' if open_low else '['}{low}, {high}]")
-
-
-class HelpFormatter(argparse.RawDescriptionHelpFormatter):  # --help: each flag's range, and its default if it has one
-    def _get_help_string(self, action):
-        notes = [getattr(action.type, "rule", "")]
-        if action.default not in (None, False, argparse.SUPPRESS):
-            notes.append(f"default: {action.default}")
-        notes = [note for note in notes if note]
-        return f"{action.help} ({'; '.join(notes)})" if notes else action.help
-
-
+# ================================================================ the flags
 def parse_args(argv=None):
     """The flags, each checked on its own; then the rules between flags and the budget in transitions; then the
     names of the method and the run."""
@@ -238,11 +338,10 @@ def parse_args(argv=None):
 
 
 def make_parser():
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
-    p.error = fail  # argparse's own errors (unknown flag, bad value) as one line too
+    p = bookkeeping.parser(__doc__)
     p.add_argument("--env-id", default="InvertedPendulum-v5", help="a gymnasium task with Box spaces (Table 1's eight)")
     p.add_argument("--dt", help="δ in seconds, or lowest|low|middle|original (Table 1); default lowest, or the task's")
-    p.add_argument("--seed", type=within(int, 0, 2 ** 32 - 1), default=1, help="seeds torch and the envs")
+    p.add_argument("--seed", type=bookkeeping.SEED, default=1, help="seeds torch and the envs")
     p.add_argument("--physical-time", type=within(float, 0, 10 ** 9, open_low=True),
                    help="seconds of experience summed over the envs; default 10^6·δ0, Fig. 4's 10^6 δ0-steps")
     # DAU (the official README's recipe)
@@ -302,289 +401,16 @@ def name_run(args):
     args.run_name = args.run_name or f"{args.env_id}__{slug}__dt{args.dt:g}__s{args.seed}"
 
 
+# ================================================================ what bookkeeping.py needs of this script
 COLUMNS = ["decision_steps", "env_steps", "physical_time_s", "wall_time_s", "episodes", "return_mean",  # progress.csv
            "eval_return_mean", "action_duration_mean_s", "safe_radius_mean", "policy_loss", "value_loss",
            "approx_kl", "clip_fraction", "entropy", "decisions_per_s", "env_steps_per_s", "gradient_steps",
            "gradient_steps_per_s"]
-
-
-def main(argv=None):
-    args = parse_args(argv)
-    torch.set_num_threads(args.threads)
-    torch.manual_seed(args.seed)  # the networks' init, the noise and the memory's draws
-
-    env = envs.make_env(args.env_id, args.dt, args.gamma)
-    if not np.isfinite([env.action_space.low, env.action_space.high]).all():
-        fail(f"--env-id: {args.env_id}'s actions are unbounded; π(s) = tanh(·) needs finite bounds to scale to")
-    train_envs = [env] + [envs.make_env(args.env_id, args.dt, args.gamma) for _ in range(args.num_envs - 1)]
-    dt, dt0, gamma_dt = env.dt, env.dt0, env.gamma_dt
-    obs_dim, action_dim = env.observation_space.shape[0], env.action_space.shape[0]
-    scale, bias = (env.action_space.high - env.action_space.low) / 2, (env.action_space.high + env.action_space.low) / 2
-
-    agent = Agent(obs_dim, action_dim, normalize=not args.no_input_norm)
-    critic_optimizer, actor_optimizer = make_optimizers(agent, args.learning_rate, dt)
-    exploration = OrnsteinUhlenbeck((args.num_envs, action_dim), args.ou_theta, args.ou_sigma, dt)
-    memory = ReplayMemory(args.buffer_size, args.num_envs, obs_dim, action_dim)
-    learner = {"agent": agent, "critic_optimizer": critic_optimizer, "actor_optimizer": actor_optimizer,
-               "exploration": exploration, "memory": memory}
-    config = {**vars(args), "dt": dt, "dt0": dt0, "gamma_dt": gamma_dt, "learning_rate_used": args.learning_rate * dt,
-              "rmsprop_alpha": 1 - dt}
-    run = open_run(args, learner, config)  # a finished run ends here; a resumed one is loaded
-    eval_env = envs.make_env(args.env_id, args.dt, args.gamma) if args.eval_every else None
-
-    counters = run["counters"]
-    n, num_rows = args.num_envs * args.train_every, args.total_steps // (args.num_envs * args.train_every)
-    rounded = f" (--physical-time {args.physical_time:g} s rounded up to {args.total_steps * dt:g} s)" \
-        if not math.isclose(args.total_steps * dt, args.physical_time) else ""
-    print(f"{run['dir']}: {args.method}, {num_rows} rows of {args.train_every} steps of {args.num_envs} envs and "
-          f"{args.gradient_steps} gradient steps{rounded}", flush=True)
-    # a seed per env; on resume a MuJoCo task's envs continue as the checkpoint left them, others start afresh
-    obs = np.stack([e.reset(seed=args.seed * args.num_envs + i + 1_000_000 * counters["row"])[0]
-                    for i, e in enumerate(train_envs)])
-    if "envs" in (run["state"] or {}):
-        obs = restore_envs(train_envs, run["state"]["envs"])
-    next_obs, rewards = np.zeros_like(obs), np.zeros(args.num_envs)
-    terminated, truncated = np.zeros((2, args.num_envs), bool)
-    start, shown, first = time.time() - counters["wall_time_s"], (time.time(), counters["row"]), counters["row"] + 1
-    while counters["row"] < num_rows:
-        row_start, finished = time.time(), []
-        # ---------------- K vector steps, each of N envs
-        for _ in range(args.train_every):
-            with torch.inference_mode():  # no_grad without autograd's bookkeeping
-                actions = (agent.act(torch.as_tensor(obs, dtype=torch.float32)) + exploration.noise).clamp(-1, 1)
-                exploration.step()
-            env_actions = actions.numpy() * scale + bias
-            after = obs.copy()  # the observations the next actions see: a reset one where an episode ended
-            for i, e in enumerate(train_envs):
-                next_obs[i], rewards[i], terminated[i], truncated[i], info = e.step(env_actions[i])
-                after[i] = next_obs[i]
-                if terminated[i] or truncated[i]:
-                    finished.append(info["episode"]["r"])
-                    after[i] = e.reset()[0]
-            for name, values in (("observation", next_obs), ("reward", rewards), ("observation", after)):
-                if not np.isfinite(values).all():  # it would reach the memory, then every network
-                    sys.exit(f"{os.path.basename(sys.argv[0])}: the environment failed in row {counters['row'] + 1} "
-                             f"({name}: not finite); the run is kept up to its last checkpoint")
-            cut = truncated & ~terminated  # by the time limit: tells nothing of V(s'), weight 0 (offline_agent.py)
-            memory.add(obs, actions, rewards, next_obs, terminated, 1.0 - cut)
-            obs = after
-        counters["transitions"] += n
-        counters["episodes"] += len(finished)
-        env_time, learn_start = time.time() - row_start, time.time()
-
-        # ---------------- L gradient steps, the batches drawn at once
-        batches = memory.sample(args.gradient_steps, args.batch_size)
-        losses = torch.zeros(2)
-        for j in range(args.gradient_steps):
-            losses += torch.stack(dau_update(agent, critic_optimizer, actor_optimizer, [b[j] for b in batches], dt,
-                                             gamma_dt))
-        value_loss, policy_loss = (losses / args.gradient_steps).tolist()
-        counters["gradient_steps"] += args.gradient_steps
-        counters["row"] += 1
-
-        # ---------------- logs
-        row_time, learn_time = time.time() - row_start, time.time() - learn_start
-        eval_return = evaluate(args, eval_env, agent, scale, bias) \
-            if args.eval_every and counters["row"] % args.eval_every == 0 else None
-        counters["wall_time_s"] = time.time() - start
-        row = {"decision_steps": counters["transitions"], "env_steps": counters["transitions"],
-               "physical_time_s": round(counters["transitions"] * dt, 6),
-               "wall_time_s": round(counters["wall_time_s"], 3), "episodes": counters["episodes"],
-               "return_mean": float(np.mean(finished)) if finished else "",
-               "eval_return_mean": "" if eval_return is None else eval_return,
-               "action_duration_mean_s": dt, "safe_radius_mean": "", "policy_loss": policy_loss,
-               "value_loss": value_loss, "approx_kl": "", "clip_fraction": "", "entropy": "",
-               "decisions_per_s": round(n / row_time, 1), "env_steps_per_s": round(n / env_time, 1),
-               "gradient_steps": counters["gradient_steps"],
-               "gradient_steps_per_s": round(args.gradient_steps / learn_time, 1)}
-        checkpoint = counters["row"] % args.checkpoint_every == 0 or counters["row"] == num_rows
-        log_row(run, row, checkpoint, (train_envs, obs))
-        if time.time() - shown[0] >= 10 or counters["row"] in (first, num_rows) or eval_return is not None:  # 10 s
-            minutes = (num_rows - counters["row"]) * (time.time() - shown[0]) / max(1, counters["row"] - shown[1]) / 60
-            returns = f"return {row['return_mean']:.1f}" if finished else "no episode ended"
-            evaluated = "" if eval_return is None else f" | evaluation {eval_return:.1f}"
-            print(f"row {counters['row']}/{num_rows} | transitions {row['decision_steps']:,} | physical "
-                  f"{row['physical_time_s']:.0f}s | {returns}{evaluated} | value loss {value_loss:.3g} | "
-                  f"{row['decisions_per_s']:.0f} transitions/s | {row['gradient_steps_per_s']:.0f} gradient steps/s | "
-                  f"left {minutes:.1f} min", flush=True)
-            shown = (time.time(), counters["row"])
-
-
-def evaluate(args, env, agent, scale, bias):
-    """Mean δ-scaled return of episodes with the deterministic policy π(s), no noise."""
-    returns = []
-    agent.eval()  # the input statistics frozen
-    with torch.inference_mode():
-        for episode in range(args.eval_episodes):
-            (obs, _), done = env.reset(seed=args.seed + 10_000 + episode), False
-            while not done:
-                action = agent.act(torch.as_tensor(obs, dtype=torch.float32)[None])[0].numpy()
-                obs, _, terminated, truncated, info = env.step(action * scale + bias)
-                done = terminated or truncated
-            returns.append(info["episode"]["r"])
-    agent.train()
-    return float(np.mean(returns))
-
-
-# ================================================================ Appendix: run bookkeeping, not the method
-# The checkpoint is the run (learner, replay memory, RNGs, envs, logged rows, config); --resume rewrites
-# progress.csv and config.json from it
 RESUMABLE_CHANGES = {"physical_time", "total_steps", "eval_every", "eval_episodes", "log_dir", "run_name",
-                     "checkpoint_every", "resume", "threads", "method"}  # what may differ on --resume
+                     "checkpoint_every", "resume", "method"}  # what may differ on --resume (not --threads: the numbers)
 FLAGS_ADDED_LATER = {"no_input_norm": True}  # the runs made before the flag had no normalisation
-
-
-def open_run(args, learner, config):
-    """Lock the run folder; continue the run from its checkpoint or start it (a finished run exits 0, a bad one 2)."""
-    run_dir = os.path.join(args.log_dir, args.run_name)
-    progress, checkpoint = os.path.join(run_dir, "progress.csv"), os.path.join(run_dir, "checkpoint.pt")
-    if os.path.isfile(run_dir) or (os.path.exists(progress) or os.path.exists(checkpoint)) and not args.resume:
-        fail(f"--run-name: {run_dir} exists; pass --resume to continue it or choose another --run-name")
-    try:
-        os.makedirs(run_dir, exist_ok=True)
-        fcntl.flock(os.open(run_dir, os.O_RDONLY), fcntl.LOCK_EX | fcntl.LOCK_NB)  # held until the process ends
-    except BlockingIOError:
-        fail(f"--run-name: {run_dir} is being trained by another process")
-    except OSError as e:
-        fail(f"--log-dir: cannot make {run_dir} ({e.strerror})")
-    if (os.path.exists(progress) or os.path.exists(checkpoint)) and not args.resume:  # made meanwhile by another
-        fail(f"--run-name: {run_dir} exists; pass --resume to continue it or choose another --run-name")
-    run = {"dir": run_dir, "learner": learner, "rows": [], "config": None, "state": None, "counters": {
-        "row": 0, "transitions": 0, "gradient_steps": 0, "episodes": 0, "wall_time_s": 0.0}}
-    state, done, made = None, 0, {}
-    if args.resume and os.path.exists(checkpoint):
-        try:
-            state = torch.load(checkpoint, weights_only=True)
-            refuse_changed_flags(args, state["config"], run_dir)
-            for name, part in learner.items():
-                part.load_state_dict(state[name])
-            torch.set_rng_state(state["torch_rng"])
-            run.update(counters=state["counters"], rows=state["rows"], config=state["config"], state=state)
-            done, made = run["counters"]["transitions"], state["config"]
-        except Exception as e:  # noqa: BLE001 - a damaged or foreign file fails in many ways, each one line here
-            fail(f"--resume: {checkpoint} is not a checkpoint of this run ({type(e).__name__}: {e})")
-    elif args.resume and os.path.exists(progress):  # a clone has no checkpoint: read progress.csv's last whole row
-        try:
-            done = int(([""] + Path(progress).read_text().split("\n")[1:-1])[-1].split(",")[0] or 0)
-        except (OSError, ValueError) as e:
-            fail(f"--resume: cannot read {progress} ({type(e).__name__}), and there is no checkpoint.pt")
-        if done:  # rows logged: refuse other flags as a checkpoint would; config.json holds them
-            try:
-                made = json.loads(Path(run_dir, "config.json").read_text())
-                refuse_changed_flags(args, made, run_dir)
-            except (OSError, ValueError) as e:
-                fail(f"--resume: cannot read {run_dir}/config.json ({type(e).__name__}), and there is no checkpoint.pt")
-        if 0 < done < args.total_steps:
-            fail(f"--resume: {run_dir} has {done:,} transitions but no checkpoint.pt to continue from")
-    if made.get("physical_time", args.physical_time) != args.physical_time:  # a budget may change on --resume: say so
-        print(f"note: {run_dir} was made with --physical-time {made['physical_time']:g} s; it now ends at "
-              f"{args.physical_time:g} s")
-    if done >= args.total_steps:
-        print(f"{run_dir} is finished: {done:,} transitions reach --physical-time {args.physical_time:g} s; "
-              "nothing to do")
-        sys.exit(0)
-    code = (run["config"] or {"code": []})["code"] + [{"decision_steps": done, **code_version()}]  # every (re)start
-    run["config"] = {**config, "resumed_at_decision_steps": done or None, "code": code,  # flags of the latest (re)start
-                     "versions": {p: version(p) for p in ("torch", "gymnasium", "mujoco", "numpy")}}
-    save_atomic(os.path.join(run_dir, "progress.csv"), csv_text(run["rows"], header=True))
-    save_atomic(os.path.join(run_dir, "config.json"), json.dumps(run["config"], indent=2))
-    if state is None:
-        save_checkpoint(run)  # row 0: a run killed before its first checkpoint resumes from the start
-    return run
-
-
-def refuse_changed_flags(args, made, run_dir):
-    made = {**FLAGS_ADDED_LATER, **made}  # a run made before a flag existed had its default
-    changed = ["--" + k.replace("_", "-") for k, v in vars(args).items()
-               if k not in RESUMABLE_CHANGES and made.get(k) != v]
-    if changed:
-        fail(f"--resume: {run_dir} was made with other {', '.join(changed)}")
-
-
-def log_row(run, row, checkpoint, episode=None):  # the row reaches the disk before the checkpoint that holds it
-    if not math.isfinite(row["policy_loss"] + row["value_loss"]):  # before it reaches a row or a checkpoint
-        sys.exit(f"{os.path.basename(sys.argv[0])}: the loss diverged in row {run['counters']['row']} (not "
-                 f"logged); train anew under another --run-name with a smaller --learning-rate")
-    run["rows"].append(row)
-    with open(os.path.join(run["dir"], "progress.csv"), "a", newline="") as f:
-        f.write(csv_text([row]))
-        f.flush()
-        os.fsync(f.fileno())  # on disk before its checkpoint, even through a power loss
-    if checkpoint:
-        run["state"] = save_checkpoint(run, episode)
-
-
-def save_checkpoint(run, episode=None):
-    state = {name: part.state_dict() for name, part in run["learner"].items()}
-    state.update(counters=run["counters"], rows=run["rows"], config=run["config"], torch_rng=torch.get_rng_state())
-    if episode is not None and all(isinstance(e.unwrapped, mujoco_env.MujocoEnv) for e in episode[0]):  # else fresh
-        state["envs"] = envs_state(*episode)  # episodes on resume
-    save_atomic(os.path.join(run["dir"], "checkpoint.pt"), state)
-    return state
-
-
-EPISODE_ATTRIBUTES = ("episode_return", "episode_length")  # of DtEnv
-SIMULATOR = mujoco.mjtState.mjSTATE_INTEGRATION  # everything mj_step reads: time, qpos, qvel, act, warm start, forces
-
-
-def envs_state(train_envs, obs):
-    """Where the next vector step starts: each env's simulator, RNG and DtEnv counters, and the observations; as
-    tensors and numbers, for torch.load(weights_only=True)."""
-    def as_saved(v):  # numbers as Python numbers (a numpy scalar too)
-        return v.item() if isinstance(v, np.generic) else v
-
-    saved = []
-    for env in train_envs:
-        raw = env.unwrapped
-        simulator = np.empty(mujoco.mj_stateSize(raw.model, SIMULATOR))
-        mujoco.mj_getState(raw.model, raw.data, simulator, SIMULATOR)
-        saved.append({"layer": {k: as_saved(v) for k, v in vars(env).items() if k in EPISODE_ATTRIBUTES},
-                      "simulator": torch.as_tensor(simulator), "env_rng": raw.np_random.bit_generator.state})
-    return {"envs": saved, "obs": torch.as_tensor(obs)}
-
-
-def restore_envs(train_envs, saved):
-    """Every env as the checkpoint left it; the observations the next actions see."""
-    for env, one in zip(train_envs, saved["envs"], strict=True):
-        raw = env.unwrapped
-        for name, value in one["layer"].items():
-            setattr(env, name, value)
-        mujoco.mj_setState(raw.model, raw.data, one["simulator"].numpy(), SIMULATOR)
-        raw.np_random.bit_generator.state = one["env_rng"]
-    return saved["obs"].numpy()
-
-
-def csv_text(rows, header=False):  # what csv.DictWriter writes for these numbers, \r\n included
-    lines = ([COLUMNS] if header else []) + [[row[c] for c in COLUMNS] for row in rows]
-    return "".join(",".join(map(str, line)) + "\r\n" for line in lines)
-
-
-def save_atomic(path, data):
-    """Write `data` (str, or a dict to torch.save) to a temporary file, on the disk before it is renamed over `path`:
-    a kill, a full disk or a power loss leaves the old file or the new one, whole."""
-    if isinstance(data, dict):
-        torch.save(data, buffer := io.BytesIO())  # in memory first: a failed write is then an OSError
-    with open(path + ".tmp", "wb") as f:
-        f.write(buffer.getbuffer() if isinstance(data, dict) else data.encode())  # no copy: the memory is large
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(path + ".tmp", path)
-
-
-def code_version(code=(os.path.basename(__file__), "envs.py", "requirements.txt")):
-    """The git commit, and whether the code that makes a run's numbers differs from it (None outside git)."""
-    git = lambda *a: subprocess.run(["git", "-C", os.path.dirname(os.path.abspath(__file__)), *a],  # noqa: E731
-                                    capture_output=True, text=True).stdout.strip() if shutil.which("git") else ""
-    commit = git("rev-parse", "HEAD") or None
-    return {"git_commit": commit, "git_dirty": commit and git("status", "--porcelain", "--", *code) != ""}
-
+SCRIPT = bookkeeping.Script(__file__, COLUMNS, RESUMABLE_CHANGES, FLAGS_ADDED_LATER,
+                            smaller_steps="a smaller --learning-rate", unit="transitions")
 
 if __name__ == "__main__":
-    try:
-        main()
-    except (KeyboardInterrupt, OSError) as e:  # Ctrl-C, or a failed write (a full disk): one line; the run resumes
-        again = "the same command" if "--resume" in sys.argv else "the same command plus --resume"
-        if isinstance(e, KeyboardInterrupt):  # exit status 130, as a shell's for Ctrl-C
-            print(f"{os.path.basename(sys.argv[0])}: interrupted; continue the run with {again}", file=sys.stderr)
-            sys.exit(130)
-        sys.exit(f"{os.path.basename(sys.argv[0])}: {e}; once that is mended, continue the run with {again}")
+    bookkeeping.guard(main)

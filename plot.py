@@ -80,7 +80,7 @@ TASKS = ["InvertedPendulum-v5", "InvertedDoublePendulum-v5", "Hopper-v5", "Walke
          "Ant-v5", "Reacher-v5", "Swimmer-v5"]
 LEARNERS = ["PPO", "TRPO", "A2C", "DAU"]  # DAU (dau.py, Fig. 4): a learner and a method of its own
 METHODS = [f"{family}{learner}" for learner in LEARNERS[:3] for family in ("SAR-", "λ-SAR-", "FiGAR-C-", "")] \
-    + ["PPO (scaled)", "ARP-PPO", "ARP-PPO (scaled)", "DAU"]
+    + ["PPO (scaled)", "ARP-PPO", "ARP-PPO (scaled)", "DAU", "DAU (no normalisation)"]
 # One colour per method family in every figure, the theory plots of benchmark/ included (Okabe & Ito's
 # colour-blind-safe palette; DAU Tol's olive, as Okabe & Ito's sky blue is too near SAR's blue), keyed by the
 # family's PPO name; anything else is grey.
@@ -218,6 +218,10 @@ def load_run(folder, partial=False, max_steps=None, counts=None):
     try:
         with open(os.path.join(folder, "config.json")) as f:
             config = json.load(f)
+        if not isinstance(config, dict):
+            raise ValueError("config.json is not a JSON object")
+        if config.get("method") == "DAU" and "no_input_norm" not in config:  # made before dau.py normalised
+            config["method"] = "DAU (no normalisation)"
         with open(os.path.join(folder, "progress.csv"), newline="") as f:
             text = f.read()
         rows = list(csv.DictReader(io.StringIO(text)))
@@ -239,7 +243,11 @@ def load_run(folder, partial=False, max_steps=None, counts=None):
             columns["eval_return_mean"] = np.array([number(r["eval_return_mean"]) for r in rows])
         for key in ("env_id", "method", "dt", "seed", "total_steps"):
             config[key]  # noqa: B018 - raises KeyError if missing
-        goal = config["total_steps"] if max_steps is None else min(max_steps, config["total_steps"])
+        if config["total_steps"] is None:  # a budget of physical time (--physical-time)
+            if not partial and columns["physical_time_s"][-1] < config["physical_time"] - 1e-9:
+                raise Unfinished(f"unfinished: {columns['physical_time_s'][-1]:g} of {config['physical_time']:g} "
+                                 "physical seconds (--partial plots it)")
+        goal = config["total_steps"] if max_steps is None else min(max_steps, config["total_steps"] or math.inf)
         if not partial and columns["decision_steps"][-1] < goal:
             raise Unfinished(f"unfinished: {int(columns['decision_steps'][-1])} of {goal} decisions "
                              "(--partial plots it)")
@@ -257,6 +265,8 @@ def setting_of(config):
     parts += [f"p={config['noise_prob']:g}"] if config.get("noise_prob") is not None else []
     parts += [f"std={config['noise_std']:g}"] if config.get("noise_std") is not None else []
     parts += ["hold-penalty"] if config.get("hold_penalty") else []
+    if config.get("physical_time") and not config["method"].startswith("DAU"):  # trained to T, not to decisions
+        parts += [f"T={config['physical_time']:g}s"]
     return "+".join(parts) or "deterministic"
 
 
@@ -711,12 +721,15 @@ def evaluated_return(columns, fraction=0.1):
     return float(returns[window].mean()) if window.any() else float(returns[known][-1]) if known.any() else math.nan
 
 
+FIG4_DAU = "DAU (no normalisation)"  # the committed Fig. 4's DAU runs (fig4_dau.sh)
+
+
 def fig4_cells(groups):
     """{(env, δ): (T, SAR-PPO's runs, DAU's runs)} for each task and δ with DAU runs (deterministic setting);
     T = DAU's physical time (--physical-time, rounded to whole rows)."""
     cells = {}
     for (env_id, setting, method, dt), runs in groups.items():
-        if method == "DAU" and setting == "deterministic":
+        if method == FIG4_DAU and setting == "deterministic":
             seconds = max(float(columns["physical_time_s"][-1]) for _, columns, _ in runs)
             cells[(env_id, dt)] = (seconds, groups.get((env_id, setting, "SAR-PPO", dt), []), runs)
     return dict(sorted(cells.items(), key=lambda item: (TASKS.index(item[0][0]) if item[0][0] in TASKS else len(TASKS),

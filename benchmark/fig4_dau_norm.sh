@@ -5,8 +5,11 @@
 #   bash benchmark/fig4_dau_norm.sh [workers]     run locally (default 2 workers), resumable
 #   bash benchmark/fig4_dau_norm.sh --list        print the commands (for benchmark/slurm.sh)
 cd "$(dirname "$0")/.."
+SEEDS=${SEEDS-1 2 3}  # given empty, it is bad input, not the default
+[[ $SEEDS =~ ^\ *[0-9]+(\ +[0-9]+)*\ *$ ]] || { echo "$(basename "$0"): error: SEEDS: whole numbers separated by spaces, got '$SEEDS'" >&2; exit 2; }
+export SEEDS
 commands() {
-  all=$(bash benchmark/fig4_dau.sh --list | sed 's/ --no-input-norm//') || exit 2  # SEEDS checked there
+  all=$(bash benchmark/fig4_dau.sh --list | sed 's/ --no-input-norm//')
   first="--env-id (Reacher|InvertedDoublePendulum|Swimmer|Walker2d|Ant)-v5 --dt lowest "
   for task in Reacher InvertedDoublePendulum Swimmer Walker2d Ant; do
     grep -E -- "--env-id $task-v5 --dt lowest " <<< "$all"

@@ -23,6 +23,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the project's folder
+import bookkeeping
 import envs
 import plot
 import sar_ppo
@@ -67,14 +68,14 @@ def load(run):
         record = Record(envs.make_env(config["env_id"], config["dt"], config["gamma"]))
         repetition = env = sar_ppo.SafeActionRepetition(record, config["max_d"], config["max_t"], config["lambda_dt"],
                                                         config["norm"], delta_dims=config["delta_dims"])
-        sar_ppo.load_stats(repetition.obs_stats, state["repetition_stats"])
+        bookkeeping.load_stats(repetition.obs_stats, state["repetition_stats"])
         repetition.update_stats = False
         if config["noise"]:
             env = envs.Perturb(env, config["noise"], config["noise_prob"], config["noise_std"])
         agent = sar_ppo.Agent(env.observation_space.shape[0], record.action_space.shape[0], repeat=True)
         agent.load_state_dict(state["agent"])
         obs_rms = gym.wrappers.utils.RunningMeanStd(shape=env.observation_space.shape)
-        sar_ppo.load_stats(obs_rms, state["obs_rms"])
+        bookkeeping.load_stats(obs_rms, state["obs_rms"])
     except (KeyError, TypeError, ValueError, AttributeError, RuntimeError) as e:  # keys or shapes off
         fail(f"run: {run}'s config.json or model.pt is damaged ({brief(e)})")
 

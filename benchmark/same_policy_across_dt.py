@@ -23,6 +23,7 @@ import torch
 from gymnasium.wrappers.utils import RunningMeanStd
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the project's folder
+import bookkeeping
 import envs
 import sar_ppo
 from tools import check_reproducible  # a run's flags from its config.json
@@ -35,8 +36,8 @@ def measure(env_id, dt, agent, state, args):
     repetition = sar_ppo.SafeActionRepetition(envs.make_env(env_id, dt), args.max_d, args.max_t)
     obs_rms = RunningMeanStd(shape=repetition.observation_space.shape)
     if state is not None:
-        sar_ppo.load_stats(obs_rms, state["obs_rms"])
-        sar_ppo.load_stats(repetition.obs_stats, state["repetition_stats"])
+        bookkeeping.load_stats(obs_rms, state["obs_rms"])
+        bookkeeping.load_stats(repetition.obs_stats, state["repetition_stats"])
     norm_obs = not env_id.startswith("Ant")  # the scripts' default (App. J.3)
     low, high = repetition.action_space.low, repetition.action_space.high
     rows = []
@@ -117,7 +118,7 @@ def main(argv=None):
             for name, shape in (("obs_rms", probe.observation_space.shape),
                                 ("repetition_stats", probe.observation_space.shape)):
                 stats = RunningMeanStd(shape=shape)
-                sar_ppo.load_stats(stats, state[name])
+                bookkeeping.load_stats(stats, state[name])
                 if stats.mean.shape != shape or stats.var.shape != shape:
                     raise ValueError(f"{name} has shape {stats.mean.shape}, the task's observations {shape}")
     except (KeyError, TypeError, ValueError, AttributeError, RuntimeError) as e:  # keys or shapes off

@@ -224,20 +224,6 @@ def test_a_run_killed_twice_and_resumed_gives_the_uninterrupted_runs_rows(tmp_pa
     assert int(whole[-1]["episodes"]) > 4  # episodes did end
 
 
-def test_a_fresh_start_refuses_a_run_another_process_made_while_it_took_the_lock(tmp_path, monkeypatch, capsys):
-    args = dau.parse_args(["--log-dir", str(tmp_path), "--run-name", "run"])
-    real_flock = dau.fcntl.flock
-
-    def flock_after_another_run(fd, flags):  # another process's run lands between the first check and the lock
-        (tmp_path / "run" / "progress.csv").write_text("theirs")
-        return real_flock(fd, flags)
-    monkeypatch.setattr(dau.fcntl, "flock", flock_after_another_run)
-    with pytest.raises(SystemExit) as exit_info:
-        dau.open_run(args, {}, {})
-    assert exit_info.value.code == 2 and "exists" in capsys.readouterr().err
-    assert (tmp_path / "run" / "progress.csv").read_text() == "theirs"
-
-
 # The toy tasks of tests/helpers.py (TOYS), registered in the child process: a non-finite observation or reward.
 @pytest.mark.parametrize("env_id,named", [("NanObservation-v0", "observation: not finite"),
                                           ("NanReward-v0", "reward: not finite")])
@@ -274,7 +260,7 @@ def test_a_bad_flag_says_one_line_naming_it_exits_2_and_writes_nothing(flags, na
 
     def started(*_):
         raise AssertionError(f"{flags} started a run")
-    monkeypatch.setattr(dau, "open_run", started)
+    monkeypatch.setattr(dau.bookkeeping, "open_run", started)
     with pytest.raises(SystemExit) as exit_info:
         dau.main(flags)
     err = capsys.readouterr().err

@@ -8,7 +8,6 @@ import pytest
 import torch
 
 import envs
-import sar_ppo
 from tests.helpers import ROOT, TOYS, run_forked
 
 SCRIPTS = ["sar_ppo.py", "figar_ppo.py", "sar_trpo.py", "figar_trpo.py", "arp_ppo.py"]
@@ -23,21 +22,6 @@ def run(script, log_dir, *flags, toys=False, preexec_fn=None):
 
 def tiny(script):
     return TINY.get(script, PPO_TINY)
-
-
-def test_a_fresh_start_refuses_a_run_another_process_made_while_it_took_the_lock(tmp_path, monkeypatch, capsys):
-    args = sar_ppo.parse_args(["--log-dir", str(tmp_path), "--run-name", "run"])
-    real_flock = sar_ppo.fcntl.flock
-
-    def flock_after_another_run(fd, flags):  # another process's run lands between the first check and the lock
-        (tmp_path / "run" / "progress.csv").write_text("theirs")
-        return real_flock(fd, flags)
-
-    monkeypatch.setattr(sar_ppo.fcntl, "flock", flock_after_another_run)
-    with pytest.raises(SystemExit) as exit_info:
-        sar_ppo.open_run(args, {}, np.random.default_rng(0), {})
-    assert exit_info.value.code == 2 and "exists" in capsys.readouterr().err
-    assert (tmp_path / "run" / "progress.csv").read_text() == "theirs"
 
 
 def test_a_task_whose_own_dt_is_negative_is_refused_in_one_line(tmp_path):

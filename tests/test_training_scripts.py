@@ -1,7 +1,6 @@
 """What every training script promises on its command line: its logs, the same seed giving the same rows,
 a variant of the method its own name, every flag checked before any work (one line, exit 2), and the
 text the four scripts share kept the same."""
-import difflib
 import json
 import math
 import os
@@ -155,43 +154,3 @@ def test_every_training_script_carries_the_same_wrapper_and_agent_text():
         assert wrapper_text(scripts[0], name) == wrapper_text(scripts[1], name)
     agents = {wrapper_text(script, "Agent") for script in LEARNER_SCRIPTS}
     assert len(agents) == 1
-
-
-# The appendix of run bookkeeping, from its opening line to the end of the script, is one text copied into every
-# training script. These lines of it differ between the scripts' families (the scripts with the same flags),
-# each for the reason given; within a family they are the same. Any other difference is a copy gone astray:
-# make the same change in every script.
-FAMILY_OF = {"sar_ppo.py": "PPO", "figar_ppo.py": "PPO", "arp_ppo.py": "ARP-PPO", "sar_trpo.py": "TRPO",
-             "figar_trpo.py": "TRPO"}
-APPENDIX = "# ================================================================ Appendix"
-APPENDIX_LINES_OF_THEIR_OWN = {
-    "FLAGS_ADDED_LATER = ": "the flags a family gained after its first committed runs, with the value those runs had"
-                            " (PPO: --a2c, --init-logstd, --sb3-u-init; ARP-PPO: the first two; TRPO: --sb2-logstd)",
-    "train anew under another --run-name with smaller steps": "a diverged run names its learner's step-size flags",
-}
-
-
-def appendix(script):
-    text = open(os.path.join(ROOT, script)).read()
-    assert text.count(APPENDIX) == 1, f"{script}: the appendix opens with the line {APPENDIX!r}, once"
-    return text[text.index(APPENDIX):].splitlines()
-
-
-def test_the_training_scripts_carry_the_same_appendix_but_for_the_lines_named_here():
-    shared, own = {}, {}
-    for script in FAMILY_OF:
-        lines = appendix(script)
-        for start in APPENDIX_LINES_OF_THEIR_OWN:
-            at = [i for i, line in enumerate(lines) if start in line]
-            assert len(at) == 1, f"{script}: {len(at)} appendix lines hold {start!r}, where the test names one"
-            own[script, start], lines[at[0]] = lines[at[0]], f"<the line of its own holding {start!r}>"
-        shared[script] = lines
-    first, *others = FAMILY_OF
-    for script in others:
-        diff = difflib.unified_diff(shared[first], shared[script], first, script, lineterm="", n=1)
-        assert shared[script] == shared[first], "the appendices differ:\n" + "\n".join(diff)
-    for start in APPENDIX_LINES_OF_THEIR_OWN:
-        by_family = {family: {own[s, start] for s in FAMILY_OF if FAMILY_OF[s] == family}
-                     for family in FAMILY_OF.values()}
-        assert all(len(texts) == 1 for texts in by_family.values()), f"a family's scripts differ: {by_family}"
-        assert len({texts.pop() for texts in by_family.values()}) > 1, f"{start!r}: the same everywhere, unlist it"

@@ -51,6 +51,7 @@ try:
 except RuntimeError as e:  # "invalid value for environment variable MUJOCO_GL"
     fail(f"MUJOCO_GL: {e}; use egl or osmesa")
 import arp_ppo  # noqa: E402
+import bookkeeping  # noqa: E402
 import dau  # noqa: E402
 import figar_ppo  # noqa: E402
 import figar_trpo  # noqa: E402
@@ -196,10 +197,10 @@ def policy_and_env(module, args, state):
                          authors_head=authors_head)
     agent.load_state_dict(state["agent"])
     obs_rms = gym.wrappers.utils.RunningMeanStd(shape=env.observation_space.shape)
-    load_stats(obs_rms, state["obs_rms"])
+    bookkeeping.load_stats(obs_rms, state["obs_rms"])
     if hasattr(repetition, "obs_stats"):  # SAR's Δ and its statistics (FiGAR-C's repetition has none)
         if "repetition_stats" in state:
-            load_stats(repetition.obs_stats, state["repetition_stats"])
+            bookkeeping.load_stats(repetition.obs_stats, state["repetition_stats"])
         repetition.update_stats = False  # frozen, as in evaluation
     low, high = env.action_space.low, env.action_space.high
 
@@ -207,10 +208,6 @@ def policy_and_env(module, args, state):
         mean = agent.dist(torch.as_tensor(module.normalize(obs, obs_rms, args.norm_obs))[None]).mean[0]
         return np.clip(mean.numpy(), low, high)
     return env, repetition, act
-
-
-def load_stats(stats, saved):  # a RunningMeanStd as the scripts save it: tensors and a count
-    stats.mean, stats.var, stats.count = saved["mean"].numpy(), saved["var"].numpy(), saved["count"]
 
 
 def rollout(module, args, state, flags):

@@ -24,6 +24,7 @@ from gymnasium.wrappers.utils import RunningMeanStd
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 import arp_ppo  # noqa: E402
+import bookkeeping  # noqa: E402
 import figar_ppo  # noqa: E402
 import figar_trpo  # noqa: E402
 import sar_ppo  # noqa: E402
@@ -120,10 +121,10 @@ def main(argv=None):
     obs_rms = RunningMeanStd(shape=env.observation_space.shape)
     try:
         agent.load_state_dict(state["agent"])
-        sar_ppo.load_stats(obs_rms, state["obs_rms"])
+        bookkeeping.load_stats(obs_rms, state["obs_rms"])
         extra = [state["repetition_stats"]] if "repetition_stats" in state else []
         if extra:
-            sar_ppo.load_stats(repetition.obs_stats, extra[0])
+            bookkeeping.load_stats(repetition.obs_stats, extra[0])
             extra = [repetition.obs_stats]
     except (KeyError, RuntimeError) as e:
         fail(f"run: {flags.run}'s model does not fit its config.json ({type(e).__name__})")

@@ -1,4 +1,5 @@
-"""The promises every command of the project keeps, in one place (the training scripts keep theirs on their own):
+"""The promises every command of the project keeps, in one place (the training scripts keep theirs in bookkeeping.py,
+whose one-line errors, seed range and whole-or-nothing writes these are):
 
   bad input          one line `<script>: error: ...` on stderr, exit status 2, before any work, nothing written;
   an I/O failure     (a full disk, an unwritable output) one line, exit status 1, never a traceback;
@@ -7,45 +8,20 @@
   one writer         at a time in an output folder (an exclusive lock on it);
   results/           a committed result is remade only with the defaults that made it (compared by real path).
 """
-import argparse
 import contextlib
 import csv
 import fcntl
 import os
 import sys
-import tempfile
 
-
-def fail(message):
-    """Bad input: one line naming what is wrong, exit status 2."""
-    print(f"{os.path.basename(sys.argv[0])}: error: {' '.join(str(message).split())}", file=sys.stderr)
-    sys.exit(2)
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the project's folder
+from bookkeeping import SEED, fail, replacing, within  # noqa: E402,F401 - the training scripts' own: one of each
 
 
 def brief(error):
     """An exception in a few words, for a one-line message (torch's unpickling errors run to a paragraph)."""
     text = " ".join(str(error).split())
     return f"{type(error).__name__}: {text[:100]}{'…' if len(text) > 100 else ''}"
-
-
-def within(kind, low, high, open_low=False):
-    """An argparse type: `kind(text)` in [low, high] (or (low, high]), else one line; nan lies in neither.
-    As sar_ppo.within: --help shows the range (its `rule`), and tests find it there."""
-    rule = f"must lie in {'(' if open_low else '['}{low}, {high}]"
-
-    def parse(text):
-        try:
-            value = kind(text)
-            if (low < value if open_low else low <= value) and value <= high:
-                return value
-        except (ValueError, OverflowError):
-            pass
-        raise argparse.ArgumentTypeError(f"{rule}, got {text!r}")
-    parse.rule = rule
-    return parse
-
-
-SEED = within(int, 0, 2 ** 31 - 1)  # what numpy, torch and gymnasium all take
 
 
 def check_writable(flag, path):
@@ -94,35 +70,6 @@ def output_paths(parser, args, committed_csv, measured):
     check_writable("--out", out)
     check_writable("--figure", figure)
     return out, figure
-
-
-@contextlib.contextmanager
-def replacing(path, binary=False):
-    """A file to write `path` through, whole or not at all: a temporary file in the same folder (a rename
-    cannot cross file systems), renamed over `path` once complete and on disk. A full disk, an error or
-    Ctrl-C removes the temporary file and leaves `path` as it was."""
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    fd, temporary = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", newline="") as f:
-            yield f
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(temporary, os.stat(path).st_mode & 0o7777 if os.path.exists(path) else 0o666 & ~umask())
-        os.replace(temporary, path)
-    except BaseException as e:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        if isinstance(e, OSError):  # name the file meant, not the temporary one
-            raise OSError(e.errno, e.strerror or str(e), path) from e
-        raise
-
-
-def umask():
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 def write_rows(path, columns, rows):
