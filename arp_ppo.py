@@ -196,7 +196,8 @@ def check_wrapped(env, dt, gamma_dt, max_t):
 # G)
 ARP_TABLE = {  # App. G's (p, α) per task: ARP-PPO's, then ARP-PPO (scaled)'s
     "Ant-v5": ((3, 0.5), (3, 0.5)), "HalfCheetah-v5": ((3, 0.3), (1, 0.8)),
-    "InvertedDoublePendulum-v5": ((1, 0.5), (1, 0.95)), "InvertedPendulum-v5": ((1, 0.3), (1, 0.95)),
+    "InvertedDoublePendulum-v5": ((1, 0.5), (1, 0.95)),
+    "InvertedPendulum-v5": ((1, 0.3), (1, 0.95)),
     "Swimmer-v5": ((1, 0.95), (3, 0.8)), "Reacher-v5": ((1, 0.3), (3, 0.8)),
     "Hopper-v5": ((3, 0.5), (1, 0.95)), "Walker2d-v5": ((1, 0.5), (1, 0.8))}
 
@@ -210,8 +211,8 @@ def ar_coefficients(p, alpha):
     x = alpha ** 2
     variance = ((1 - alpha) * (1 + alpha)) ** (2 * p - 1) / sum(math.comb(p - 1, j) ** 2 * x ** j
                                                                  for j in range(p))
-    # App. G's runs were made with Yule–Walker's σ_Z² = 1 − Σ_k φ_k ρ_k, the same to 1e-9 for their (p, α);
-    # kept where it agrees, as the runs' last bits depend on it (elsewhere 1 − φ·ρ cancels)
+    # App. G's runs were made with Yule–Walker's σ_Z² = 1 − Σ_k φ_k ρ_k, the same to 1e-9 for their
+    # (p, α); kept where it agrees, as the runs' last bits depend on it (elsewhere 1 − φ·ρ cancels)
     system = np.eye(p)  # ρ_k − Σ_{j ≠ k} φ_j ρ_|k−j| = φ_k for k = 1..p
     for k in range(1, p + 1):
         for j in range(1, p + 1):
@@ -224,15 +225,16 @@ def ar_coefficients(p, alpha):
 
 
 class AutoregressiveNoise(nn.Module):
-    """The AR(p) noise of an autoregressive policy: given the last p steps, a_t ~ N(μ(s_t) + σ·Σ_k φ_k
-    x̃_{t−k}, (σ·σ_Z)²) with x̃ = (a − μ(s))/σ. `history` holds the episode's x̃_{t−1}, …, x̃_{t−p}
-    (zero before its start); it is a buffer, so that a checkpoint holds it with the rest of the
-    learner."""
+    """The AR(p) noise of an autoregressive policy: given the last p steps, a_t ~ N(μ(s_t) + σ·Σ_k
+    φ_k x̃_{t−k}, (σ·σ_Z)²) with x̃ = (a − μ(s))/σ. `history` holds the episode's x̃_{t−1}, …,
+    x̃_{t−p} (zero before its start); it is a buffer, so that a checkpoint holds it with the rest of
+    the learner."""
 
     def __init__(self, num_actions, p, alpha):
         super().__init__()
         phi, self.sigma_z = ar_coefficients(p, alpha)
-        self.register_buffer("phi", torch.tensor(phi, dtype=torch.float32)[:, None])  # (p, 1): lag k's, every dim
+        # (p, 1): lag k's, every dim
+        self.register_buffer("phi", torch.tensor(phi, dtype=torch.float32)[:, None])
         self.register_buffer("history", torch.zeros(p, num_actions))
 
     def conditional(self, policy, lags):
@@ -246,9 +248,9 @@ class AutoregressiveNoise(nn.Module):
 
 
 def lags_in_rollout(dones, boundary):
-    """Where decision t's lags t−k (k = 1..p) are: their rollout index, or −1 and their x̃ in `stored`,
-    which is `boundary` (the history when the rollout began) while the episode began before the
-    rollout, else 0 (before the episode's start)."""
+    """Where decision t's lags t−k (k = 1..p) are: their rollout index, or −1 and their x̃ in
+    `stored`, which is `boundary` (the history when the rollout began) while the episode began
+    before the rollout, else 0 (before the episode's start)."""
     n, (p, num_actions) = len(dones), boundary.shape
     index, stored = np.full((n, p), -1), np.zeros((n, p, num_actions), np.float32)
     begin = None  # the rollout index where the current episode began; None: before this rollout
@@ -264,8 +266,8 @@ def lags_in_rollout(dones, boundary):
 
 
 def lagged_noise(agent, obs, actions, index, stored):
-    """x̃_{t−k} = (a_{t−k} − μ(s_{t−k}))/σ, (batch, p, K), recomputed with the current θ where t−k is
-    in the rollout; elsewhere the stored x̃ (the previous rollout's keeps the ratio 1 before the
+    """x̃_{t−k} = (a_{t−k} − μ(s_{t−k}))/σ, (batch, p, K), recomputed with the current θ where t−k
+    is in the rollout; elsewhere the stored x̃ (the previous rollout's keeps the ratio 1 before the
     first step; 0 before the episode)."""
     lags, inside = stored.clone(), index >= 0
     if inside.any():
@@ -350,7 +352,8 @@ def ppo_update(agent, arp, optimizer, batch, args, rng):
     means. With --a2c it is A2C's step (Huang et al., 2022): one pass, one minibatch, raw
     advantages; the ratio is 1, so the gradient is −A·∇log π. π(a_t|s_t) is ARP's: the Gaussian of
     a_t given its last p steps."""
-    b_obs, b_actions, b_logprobs, b_advantages, b_returns, b_lag_index, b_stored_lags = map(torch.as_tensor, batch)
+    tensors = map(torch.as_tensor, batch)
+    b_obs, b_actions, b_logprobs, b_advantages, b_returns, b_lag_index, b_stored_lags = tensors
     n = len(b_obs)
     names = ("policy_loss", "value_loss", "approx_kl", "clip_fraction", "entropy")
     logs = {name: [] for name in names}
@@ -364,7 +367,7 @@ def ppo_update(agent, arp, optimizer, batch, args, rng):
             entropy = dist.entropy().sum(1)
             newvalue = agent.critic(b_obs[mb]).squeeze(1)
             logratio = newlogprob - b_logprobs[mb]
-            # the official ar_ppo/ar_pposgd_simple.py clips the log-ratio at ln 100 before exp; it binds rarely
+            # the official ar_ppo/ar_pposgd_simple.py clips the log-ratio at ln 100 before exp
             ratio = logratio.clamp(max=math.log(100)).exp()
             with torch.no_grad():
                 logs["approx_kl"].append(((ratio - 1) - logratio).mean())
@@ -420,7 +423,8 @@ def main(argv=None):
     if args.scale_lr:  # PPO (scaled), App. F.2
         learning_rate = args.learning_rate * (dt / dt0)
 
-    agent = Agent(obs_dim, env.unwrapped.action_space.shape[0], repeat=False, init_logstd=args.init_logstd)
+    agent = Agent(obs_dim, env.unwrapped.action_space.shape[0], repeat=False,
+                  init_logstd=args.init_logstd)
     arp = AutoregressiveNoise(env.action_space.shape[0], args.arp_p, args.arp_alpha)
     if args.a2c:  # RMSprop (Table 4)
         optimizer = torch.optim.RMSprop(agent.parameters(), lr=learning_rate, alpha=0.99,
@@ -472,13 +476,15 @@ def main(argv=None):
     while not bookkeeping.run_finished(run, args):
         update_start = time.time()
         finished_returns = []
-        boundary = arp.history.clone()  # the lags of the rollout's first decisions, if the episode goes on
+        # the lags of the rollout's first decisions, if the episode goes on
+        boundary = arp.history.clone()
         # ---------------- rollout: n decision steps
         for step in range(n):
             obs_buf[step] = obs
             with torch.inference_mode():  # no_grad without autograd's bookkeeping: cheaper
                 policy = agent.dist(torch.as_tensor(obs)[None])
-                dist = arp.conditional(policy, arp.history[None])  # a_t given the episode's last p steps
+                # a_t given the episode's last p steps
+                dist = arp.conditional(policy, arp.history[None])
                 action = dist.sample()
                 logprobs_buf[step] = dist.log_prob(action).sum()
                 arp.remember((action[0] - policy.loc[0]) / policy.scale[0])
@@ -531,7 +537,8 @@ def main(argv=None):
         returns = advantages + values
 
         # ---------------- PPO update
-        batch = (obs_buf, actions_buf, logprobs_buf, advantages, returns, *lags_in_rollout(dones, boundary.numpy()))
+        lags = lags_in_rollout(dones, boundary.numpy())
+        batch = (obs_buf, actions_buf, logprobs_buf, advantages, returns, *lags)
         logs = ppo_update(agent, arp, optimizer, batch, args, rng)
         counters["update"] += 1
 

@@ -19,6 +19,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from importlib.metadata import version
 from pathlib import Path
 from typing import NamedTuple
@@ -233,6 +234,28 @@ def say_progress(run, args, row, update_time):
           f"{returns} | duration {1e3 * row['action_duration_mean_s']:.1f}ms{radius} | "
           f"{row['decisions_per_s']:.0f} decisions/s | {row['decisions_per_s'] * steps_per_decision:.0f} δ-steps/s | "
           f"left {left * update_time / 60:.1f} min", flush=True)
+
+
+def say_rows(run, args, num_rows, dt):
+    """DAU's first line: its folder, its method and its rows."""
+    rounded = ""
+    if not math.isclose(args.total_steps * dt, args.physical_time):
+        rounded = f" (--physical-time {args.physical_time:g} s rounded up to {args.total_steps * dt:g} s)"
+    print(f"{run['dir']}: {args.method}, {num_rows} rows of {args.train_every} steps of {args.num_envs} envs "
+          f"and {args.gradient_steps} gradient steps{rounded}", flush=True)
+
+
+def say_row(run, row, num_rows, shown, last_return):
+    """DAU's line for a row: how far, the last training return, the evaluation if any, the speeds and the time
+    left at the pace since the line `shown` (its time and row)."""
+    done = run["counters"]["row"]
+    minutes = (num_rows - done) * (time.time() - shown[0]) / max(1, done - shown[1]) / 60
+    evaluated = ""
+    if row["eval_return_mean"] != "":
+        evaluated = f" | evaluation {row['eval_return_mean']:.1f}"
+    print(f"row {done}/{num_rows} | transitions {row['decision_steps']:,} | physical {row['physical_time_s']:.0f}s | "
+          f"{last_return}{evaluated} | value loss {row['value_loss']:.3g} | {row['decisions_per_s']:.0f} transitions/s "
+          f"| {row['gradient_steps_per_s']:.0f} gradient steps/s | left {minutes:.1f} min", flush=True)
 
 
 def env_failed(error, where):  # the wrappers' checks (a non-finite observation or reward): one line

@@ -1,5 +1,5 @@
-"""DAU: Deep Advantage Updating (Tallec, Blier & Ollivier, ICML 2019), the baseline of the paper's Fig.
-4, in one file.
+"""DAU: Deep Advantage Updating (Tallec, Blier & Ollivier, ICML 2019), the baseline of the paper's
+Fig. 4, in one file.
 
 Q-learning whose parts keep their meaning as δ → 0: Q(s, a) = V(s) + δ·A(s, a) with A(s, a) = Ā(s,
 a) − Ā(s, π(s)), one squared TD loss against r + γ_δ·V(s') (no target network), a deterministic
@@ -43,8 +43,8 @@ from bookkeeping import checked, fail, within
 
 # ---------------------------------------------------------------- the networks
 def mlp(inputs, outputs, hidden=256):
-    """2 × 256, each hidden layer Linear → LayerNorm → ReLU, the last bias zero (the official models.py
-    MLP)."""
+    """2 × 256, each hidden layer Linear → LayerNorm → ReLU, the last bias zero (the official
+    models.py MLP)."""
     last = nn.Linear(hidden, outputs)
     nn.init.zeros_(last.bias)
     return nn.Sequential(nn.Linear(inputs, hidden), nn.LayerNorm(hidden), nn.ReLU(),
@@ -73,14 +73,15 @@ class InputNormalizer(nn.Module):
             n = len(obs)
             total = self.count + n
             self.mean.copy_((self.mean * self.count + n * obs.mean(0)) / total)
-            self.squared_mean.copy_((self.squared_mean * self.count + n * obs.square().mean(0)) / total)
+            squares = self.squared_mean * self.count + n * obs.square().mean(0)
+            self.squared_mean.copy_(squares / total)
             self.count.copy_(total)
         return normalized
 
 
 class Agent(nn.Module):
-    """V(s), Ā(s, a) and the policy π(s) = tanh(MLP(s)) in [-1, 1]; the env gets π's action scaled to
-    its bounds. Each network normalises its state input with statistics of its own (official
+    """V(s), Ā(s, a) and the policy π(s) = tanh(MLP(s)) in [-1, 1]; the env gets π's action scaled
+    to its bounds. Each network normalises its state input with statistics of its own (official
     NormalizedMLP)."""
 
     def __init__(self, obs_dim, action_dim, normalize=True):
@@ -102,8 +103,8 @@ class Agent(nn.Module):
         return self.advantage_raw(torch.cat([self.advantage_inputs(obs), actions], 1)).squeeze(1)
 
     def advantage(self, obs, actions, policy_actions):
-        """A(s, a) = Ā(s, a) − Ā(s, π(s)): zero at a = π(s) for any Ā, so V is the value of π. One pass
-        of Ā over both halves."""
+        """A(s, a) = Ā(s, a) − Ā(s, π(s)): zero at a = π(s) for any Ā, so V is the value of π. One
+        pass of Ā over both halves."""
         both = self.advantage_raw_of(torch.cat([obs, obs]), torch.cat([actions, policy_actions]))
         return both[:len(obs)] - both[len(obs):]
 
@@ -115,14 +116,15 @@ def make_optimizers(agent, learning_rate, dt):
     tensors."""
     def rmsprop(params):
         return torch.optim.RMSprop(params, lr=learning_rate * dt, alpha=1 - dt, foreach=True)
-    return rmsprop([*agent.value.parameters(), *agent.advantage_raw.parameters()]), rmsprop(agent.actor.parameters())
+    critic = [*agent.value.parameters(), *agent.advantage_raw.parameters()]
+    return rmsprop(critic), rmsprop(agent.actor.parameters())
 
 
 # ---------------------------------------------------------------- exploration and memory
 class OrnsteinUhlenbeck:
-    """Per env and action dim X ← X(1 − θδ) + σ√δ·ε (official noises/coherent.py): noise coherent over
-    physical time whatever δ; started from its stationary law N(0, σ²/2θ), never reset at episode
-    ends."""
+    """Per env and action dim X ← X(1 − θδ) + σ√δ·ε (official noises/coherent.py): noise coherent
+    over physical time whatever δ; started from its stationary law N(0, σ²/2θ), never reset at
+    episode ends."""
 
     def __init__(self, shape, theta, sigma, dt):
         self.decay, self.scale = 1 - theta * dt, sigma * math.sqrt(dt)
@@ -147,7 +149,8 @@ class ReplayMemory:
         self.capacity = capacity // num_envs * num_envs  # whole vector steps
         widths = {"obs": obs_dim, "actions": action_dim, "next_obs": obs_dim}
         for name in self.FIELDS:
-            setattr(self, name, torch.zeros((self.capacity, widths[name]) if name in widths else self.capacity))
+            shape = (self.capacity, widths[name]) if name in widths else self.capacity
+            setattr(self, name, torch.zeros(shape))
         self.size = self.cursor = 0
 
     def add(self, *transitions):
@@ -165,7 +168,9 @@ class ReplayMemory:
 
     def state_dict(self):  # the filled rows only (a slice alone would save the whole tensor)
         filled = {name: getattr(self, name)[:self.size] for name in self.FIELDS}
-        return {"cursor": self.cursor, **{k: v if self.size == self.capacity else v.clone() for k, v in filled.items()}}
+        if self.size < self.capacity:
+            filled = {name: rows.clone() for name, rows in filled.items()}
+        return {"cursor": self.cursor, **filled}
 
     def load_state_dict(self, state):
         self.cursor, self.size = state["cursor"], len(state["rewards"])
@@ -175,11 +180,12 @@ class ReplayMemory:
 
 # ---------------------------------------------------------------- the update
 def critic_loss(agent, batch, dt, gamma_dt, policy_actions):
-    """mean w·(Q(s, a) − y)², Q = V(s) + δ·A(s, a), y = r + γ_δ(1 − terminated)V(s') with the current V
-    (no target network: the official τ = 0), r the δ-scaled reward (official
+    """mean w·(Q(s, a) − y)², Q = V(s) + δ·A(s, a), y = r + γ_δ(1 − terminated)V(s') with the
+    current V (no target network: the official τ = 0), r the δ-scaled reward (official
     critics/off_policy/advantage.py)."""
     obs, actions, rewards, next_obs, terminated, weights = batch
-    with torch.no_grad():  # V(s') with the statistics V(s) is normalised by (the official target copy's)
+    # V(s') normalised with V(s)'s statistics before this batch (the official target copy's)
+    with torch.no_grad():
         target = rewards + gamma_dt * (1 - terminated) * agent.state_value(next_obs, update=False)
     q = agent.state_value(obs) + dt * agent.advantage(obs, actions, policy_actions)
     return (weights * (q - target).square()).mean()
@@ -209,47 +215,62 @@ def main(argv=None):
 
     env = envs.make_env(args.env_id, args.dt, args.gamma)
     if not np.isfinite([env.action_space.low, env.action_space.high]).all():
-        fail(f"--env-id: {args.env_id}'s actions are unbounded; π(s) = tanh(·) needs finite bounds to scale to")
-    train_envs = [env] + [envs.make_env(args.env_id, args.dt, args.gamma) for _ in range(args.num_envs - 1)]
-    dt, dt0, gamma_dt = env.dt, env.dt0, env.gamma_dt
-    obs_dim, action_dim = env.observation_space.shape[0], env.action_space.shape[0]
-    scale, bias = (env.action_space.high - env.action_space.low) / 2, (env.action_space.high + env.action_space.low) / 2
+        fail(f"--env-id: {args.env_id}'s actions are unbounded; π(s) = tanh(·) needs finite bounds")
+    others = [envs.make_env(args.env_id, args.dt, args.gamma) for _ in range(args.num_envs - 1)]
+    train_envs = [env] + others
+    dt = env.dt
+    dt0 = env.dt0
+    gamma_dt = env.gamma_dt
+    obs_dim = env.observation_space.shape[0]
+    action_dim = env.action_space.shape[0]
+    check_memory(args, obs_dim, action_dim)
+    low, high = env.action_space.low, env.action_space.high
+    scale = (high - low) / 2  # π's [-1, 1] to the env's bounds
+    bias = (high + low) / 2
 
     agent = Agent(obs_dim, action_dim, normalize=not args.no_input_norm)
     critic_optimizer, actor_optimizer = make_optimizers(agent, args.learning_rate, dt)
     exploration = OrnsteinUhlenbeck((args.num_envs, action_dim), args.ou_theta, args.ou_sigma, dt)
     memory = ReplayMemory(args.buffer_size, args.num_envs, obs_dim, action_dim)
-    learner = {"agent": agent, "critic_optimizer": critic_optimizer, "actor_optimizer": actor_optimizer,
-               "exploration": exploration, "memory": memory}
-    config = {**vars(args), "dt": dt, "dt0": dt0, "gamma_dt": gamma_dt, "learning_rate_used": args.learning_rate * dt,
-              "rmsprop_alpha": 1 - dt}
+    learner = {"agent": agent, "critic_optimizer": critic_optimizer,
+               "actor_optimizer": actor_optimizer, "exploration": exploration, "memory": memory}
+    config = {**vars(args), "dt": dt, "dt0": dt0, "gamma_dt": gamma_dt,
+              "learning_rate_used": args.learning_rate * dt, "rmsprop_alpha": 1 - dt}
     counters = {"row": 0, "transitions": 0, "gradient_steps": 0, "episodes": 0, "wall_time_s": 0.0}
     # on --resume, a flag not given is the run's own; a finished run ends here
     given = bookkeeping.given_flags(make_parser(), argv)
     run = bookkeeping.open_run(args, SCRIPT, learner, config, counters, given=given)
     counters = run["counters"]  # a resumed run's
-    eval_env = envs.make_env(args.env_id, args.dt, args.gamma) if args.eval_every else None
+    eval_env = None
+    if args.eval_every:
+        eval_env = envs.make_env(args.env_id, args.dt, args.gamma)
 
-    n, num_rows = args.num_envs * args.train_every, args.total_steps // (args.num_envs * args.train_every)
-    rounded = f" (--physical-time {args.physical_time:g} s rounded up to {args.total_steps * dt:g} s)" \
-        if not math.isclose(args.total_steps * dt, args.physical_time) else ""
-    print(f"{run['dir']}: {args.method}, {num_rows} rows of {args.train_every} steps of {args.num_envs} envs and "
-          f"{args.gradient_steps} gradient steps{rounded}", flush=True)
+    n = args.num_envs * args.train_every  # transitions a row
+    num_rows = args.total_steps // n
+    bookkeeping.say_rows(run, args, num_rows, dt)
     # a seed per env; on resume a MuJoCo task's envs continue as the checkpoint left them, others
     # start afresh
     obs = np.stack([e.reset(seed=args.seed * args.num_envs + i + 1_000_000 * counters["row"])[0]
                     for i, e in enumerate(train_envs)])
     if "envs" in (run["state"] or {}):
         obs = bookkeeping.restore_envs(train_envs, run["state"]["envs"])
-    next_obs, rewards = np.zeros_like(obs), np.zeros(args.num_envs)
-    terminated, truncated = np.zeros((2, args.num_envs), bool)
-    start, shown, first = time.time() - counters["wall_time_s"], (time.time(), counters["row"]), counters["row"] + 1
+    next_obs = np.zeros_like(obs)
+    rewards = np.zeros(args.num_envs)
+    terminated = np.zeros(args.num_envs, bool)
+    truncated = np.zeros(args.num_envs, bool)
+    start = time.time() - counters["wall_time_s"]
+    # when the last progress line was printed, and at which row
+    shown = (time.time(), counters["row"])
+    first = counters["row"] + 1
+    last_return = "no episode ended yet"
     while counters["row"] < num_rows:
-        row_start, finished = time.time(), []
+        row_start = time.time()
+        finished = []  # the returns of the episodes that ended in this row
         # ---------------- K vector steps, each of N envs
         for _ in range(args.train_every):
             with torch.inference_mode():  # no_grad without autograd's bookkeeping
-                actions = (agent.act(torch.as_tensor(obs, dtype=torch.float32)) + exploration.noise).clamp(-1, 1)
+                policy_actions = agent.act(torch.as_tensor(obs, dtype=torch.float32))
+                actions = (policy_actions + exploration.noise).clamp(-1, 1)
                 exploration.step()
             env_actions = actions.numpy() * scale + bias
             # the observations the next actions see: a reset one where an episode ended
@@ -260,36 +281,44 @@ def main(argv=None):
                 if terminated[i] or truncated[i]:
                     finished.append(info["episode"]["r"])
                     after[i] = e.reset()[0]
-            for name, values in (("observation", next_obs), ("reward", rewards), ("observation", after)):
+            seen = (("observation", next_obs), ("reward", rewards), ("observation", after))
+            for name, values in seen:
                 if not np.isfinite(values).all():  # it would reach the memory, then every network
                     bookkeeping.env_failed(f"{name}: not finite", f"row {counters['row'] + 1}")
-            cut = truncated & ~terminated  # by the time limit: tells nothing of V(s'), weight 0 (offline_agent.py)
+            # cut by the time limit: tells nothing of V(s'), weight 0 (offline_agent.py)
+            cut = truncated & ~terminated
             memory.add(obs, actions, rewards, next_obs, terminated, 1.0 - cut)
             obs = after
         counters["transitions"] += n
         counters["episodes"] += len(finished)
-        env_time, learn_start = time.time() - row_start, time.time()
+        env_time = time.time() - row_start
+        learn_start = time.time()
 
         # ---------------- L gradient steps, the batches drawn at once
         batches = memory.sample(args.gradient_steps, args.batch_size)
         losses = torch.zeros(2)
         for j in range(args.gradient_steps):
-            losses += torch.stack(dau_update(agent, critic_optimizer, actor_optimizer, [b[j] for b in batches], dt,
-                                             gamma_dt))
+            batch = [b[j] for b in batches]
+            both = dau_update(agent, critic_optimizer, actor_optimizer, batch, dt, gamma_dt)
+            losses += torch.stack(both)
         value_loss, policy_loss = (losses / args.gradient_steps).tolist()
         counters["gradient_steps"] += args.gradient_steps
         counters["row"] += 1
 
         # ---------------- logs
-        row_time, learn_time = time.time() - row_start, time.time() - learn_start
-        eval_return = evaluate(args, eval_env, agent, scale, bias) \
-            if args.eval_every and counters["row"] % args.eval_every == 0 else None
+        row_time = time.time() - row_start
+        learn_time = time.time() - learn_start
+        eval_return = ""
+        if args.eval_every and counters["row"] % args.eval_every == 0:
+            eval_return = evaluate(args, eval_env, agent, scale, bias)
         counters["wall_time_s"] = time.time() - start
+        return_mean = ""  # no episode ended in this row
+        if finished:
+            return_mean = float(np.mean(finished))
         row = {"decision_steps": counters["transitions"], "env_steps": counters["transitions"],
                "physical_time_s": round(counters["transitions"] * dt, 6),
                "wall_time_s": round(counters["wall_time_s"], 3), "episodes": counters["episodes"],
-               "return_mean": float(np.mean(finished)) if finished else "",
-               "eval_return_mean": "" if eval_return is None else eval_return,
+               "return_mean": return_mean, "eval_return_mean": eval_return,
                "action_duration_mean_s": dt, "safe_radius_mean": "", "policy_loss": policy_loss,
                "value_loss": value_loss, "approx_kl": "", "clip_fraction": "", "entropy": "",
                "decisions_per_s": round(n / row_time, 1), "env_steps_per_s": round(n / env_time, 1),
@@ -300,14 +329,12 @@ def main(argv=None):
         if checkpoint:
             envs_now = bookkeeping.envs_state(train_envs, obs)
         bookkeeping.log_row(run, row, checkpoint, envs_now)
-        if time.time() - shown[0] >= 10 or counters["row"] in (first, num_rows) or eval_return is not None:  # 10 s
-            minutes = (num_rows - counters["row"]) * (time.time() - shown[0]) / max(1, counters["row"] - shown[1]) / 60
-            returns = f"return {row['return_mean']:.1f}" if finished else "no episode ended"
-            evaluated = "" if eval_return is None else f" | evaluation {eval_return:.1f}"
-            print(f"row {counters['row']}/{num_rows} | transitions {row['decision_steps']:,} | physical "
-                  f"{row['physical_time_s']:.0f}s | {returns}{evaluated} | value loss {value_loss:.3g} | "
-                  f"{row['decisions_per_s']:.0f} transitions/s | {row['gradient_steps_per_s']:.0f} gradient steps/s | "
-                  f"left {minutes:.1f} min", flush=True)
+        # the envs' episodes end together, so most rows end none: the last ones stay shown
+        if finished:
+            last_return = f"return {row['return_mean']:.1f} (row {counters['row']})"
+        due = time.time() - shown[0] >= 10 or counters["row"] in (first, num_rows)  # every 10 s
+        if due or eval_return != "":
+            bookkeeping.say_row(run, row, num_rows, shown, last_return)
             shown = (time.time(), counters["row"])
 
 
@@ -383,6 +410,9 @@ def check_args(args):
         fail(f"--{name.replace('_', '-')}: {message}")
     for flag, ok, rule in [  # what no single flag sees
             ("--dt", args.dt < 1, f"{args.dt:g} s leaves RMSprop no α = 1 − δ in (0, 1)"),
+            ("--physical-time", args.physical_time is not None or envs.dt0_of(args.env_id) is not None,
+             f"{args.env_id} has no δ0 of its own for the default 10^6·δ0; give the seconds"),
+
             ("--ou-theta", args.ou_theta * args.dt <= 1, f"θ·δ = {args.ou_theta * args.dt:g} must be at most 1, or the "
              "noise X ← X(1 − θδ) + σ√δ·ε grows without bound"),
             ("--buffer-size", args.buffer_size >= args.num_envs, "must hold one vector step, --num-envs transitions")]:
@@ -390,7 +420,20 @@ def check_args(args):
             fail(f"{flag}: {rule}")
     args.physical_time = 1e6 * envs.dt0_of(args.env_id) if args.physical_time is None else args.physical_time
     per_row = args.num_envs * args.train_every  # transitions
-    args.total_steps = math.ceil(args.physical_time / args.dt / per_row - 1e-9) * per_row  # whole rows
+    rows = max(1, math.ceil(args.physical_time / args.dt / per_row - 1e-9))  # whole rows, at least one
+    args.total_steps = rows * per_row
+
+
+def check_memory(args, obs_dim, action_dim):
+    """The replay memory, its copy in a checkpoint being written and the L batches drawn at once, in float32s,
+    within this machine's memory; else one line, before anything is written."""
+    per_transition = 4 * (2 * obs_dim + action_dim + 3)
+    needed = per_transition * (3 * args.buffer_size + args.gradient_steps * args.batch_size)
+    ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    if needed > ram:
+        fail(f"--buffer-size/--batch-size: a replay memory of {args.buffer_size:,} transitions and batches of "
+             f"{args.batch_size:,} need about {needed / 2 ** 30:.1f} GB, more than this machine's "
+             f"{ram / 2 ** 30:.1f} GB")
 
 
 def name_run(args):

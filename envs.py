@@ -269,6 +269,24 @@ class Perturb(gym.Wrapper, gym.utils.RecordConstructorArgs):
         return np.concatenate([obs, np.clip(self.force, -1.0, 1.0)])
 
 
+class TimeFeature(gym.ObservationWrapper, gym.utils.RecordConstructorArgs):
+    """TaCoS's time feature (Treven et al., 2024): the episode's elapsed time over its limit, appended to the
+    observation. Under a repetition it counts δ-steps (DtEnv's episode_length), so physical time; 0 where an
+    episode has no limit."""
+
+    def __init__(self, env):
+        gym.utils.RecordConstructorArgs.__init__(self)
+        gym.ObservationWrapper.__init__(self, env)
+        space = env.observation_space
+        low = np.append(space.low, np.float32(0)).astype(space.dtype)
+        high = np.append(space.high, np.float32(1)).astype(space.dtype)
+        self.observation_space = gym.spaces.Box(low, high, dtype=space.dtype)
+
+    def observation(self, obs):
+        elapsed = self.env.get_wrapper_attr("episode_length") / self.env.get_wrapper_attr("max_steps")
+        return np.append(obs, np.float32(elapsed)).astype(self.observation_space.dtype)
+
+
 class HoldPenalty(gym.Wrapper, gym.utils.RecordConstructorArgs):
     """App. H's partial observability: pays `penalty` once each time one action has been held for
     `t_thres` seconds; the holding time is not observed. Wrap the δ-env, inside the repetition."""

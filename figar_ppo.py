@@ -31,20 +31,32 @@ class DurativeRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
     """FiGAR-C's durative actions (Sec. 4.2) around a gymnasium env with 1-D Box spaces; a `step` is
     one decision.
 
-    The action is [a, u_raw], u = (u_raw + 1)/2 ∈ [0, 1]; `a` is repeated for ⌈t/δ⌉ δ-steps with t =
-    u·max_t (at least one), or until the episode ends, blind to the state meanwhile. With
-    limit_t=False u is not clipped above, so t can exceed max_t (App. I). `step` returns R = Σ_k
-    γ_δ^k r_k over its k δ-steps and info["w"] = k.
+    The action is [a, u_raw], u = (u_raw + 1)/2 ∈ [0, 1]; `a` is repeated for ⌈t/δ⌉ δ-steps with
+    t = u·max_t (at least min_steps), or until the episode ends, blind to the state meanwhile. With
+    limit_t=False u is not clipped above, so t can exceed max_t (App. I). TaCoS's map (Treven et
+    al., 2024), `tacos_map=True`: k = ⌊K_MIN + (K − K_MIN)·u⌋ δ-steps in whole numbers,
+    K = max_t/δ, K_MIN = min_steps. `step` returns R = Σ_k γ_δ^k r_k over its k δ-steps and
+    info["w"] = k.
     """
 
-    def __init__(self, env, max_t=MAX_T, limit_t=True, dt=None, gamma_dt=None):
+    def __init__(self, env, max_t=MAX_T, limit_t=True, dt=None, gamma_dt=None, min_steps=1,
+                 tacos_map=False):
         gym.utils.RecordConstructorArgs.__init__(self, max_t=max_t, limit_t=limit_t, dt=dt,
-                                                 gamma_dt=gamma_dt)
+                                                 gamma_dt=gamma_dt, min_steps=min_steps,
+                                                 tacos_map=tacos_map)
         gym.Wrapper.__init__(self, env)
         self.dt, self.gamma_dt, _ = check_wrapped(env, dt, gamma_dt, max_t)
         if max_t == math.inf:
             raise ValueError("max_t: a duration t = u·max_t needs a finite max_t, got inf")
         self.max_t = max_t
+        self.max_steps = math.floor(max_t / self.dt + 1e-9)  # K, the longest hold in whole δ-steps
+        if not (isinstance(min_steps, int) and 1 <= min_steps <= max(1, self.max_steps)):
+            raise ValueError(f"min_steps: whole δ-steps from 1 to max_t/δ = {self.max_steps}, "
+                             f"got {min_steps!r}")
+        if tacos_map and not limit_t:
+            raise ValueError("tacos_map: TaCoS's holds end at max_t; it takes limit_t=True")
+        self.min_steps = min_steps
+        self.tacos_map = tacos_map
         if limit_t and max_t <= self.dt * (1 + 1e-9):
             warnings.warn(f"max_t = {max_t} s is not above δ = {self.dt} s: "
                           "no action can be repeated")
@@ -52,6 +64,12 @@ class DurativeRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
         # --no-limit-t: u is not clipped above
         u_high = np.float32(1) if limit_t else np.float32(np.inf)
         self.action_space = gym.spaces.Box(np.append(low, np.float32(-1)), np.append(high, u_high))
+
+    def reset(self, **kwargs):
+        obs, info = self.env.reset(**kwargs)
+        if not np.isfinite(obs).all():  # refused before anything learns from it
+            raise ValueError(f"observation: not finite, got {obs}")
+        return obs, info
 
     def step(self, action):
         action = np.asarray(action)
@@ -61,7 +79,10 @@ class DurativeRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
         # u ∈ [0, 1], unless limit_t is off
         u = (min(max(action[-1], -1.0), self.action_space.high[-1]) + 1) / 2
         a = action[:-1]
-        steps = max(1, math.ceil(u * self.max_t / self.dt - 1e-9))  # ⌈t/δ⌉, at least one
+        # ⌈t/δ⌉, at least K_MIN
+        steps = max(self.min_steps, math.ceil(u * self.max_t / self.dt - 1e-9))
+        if self.tacos_map:  # TaCoS: ⌊K_MIN + (K − K_MIN)·u⌋, floored once, in integers
+            steps = math.floor(self.min_steps + (self.max_steps - self.min_steps) * u)
         R = 0.0  # Σ_k γ_δ^k r_k
         discount = 1.0
         undiscounted = 0.0
@@ -227,7 +248,11 @@ def make_decision_env(args):
     env = envs.make_env(args.env_id, args.dt, args.gamma)
     if args.hold_penalty:
         env = envs.HoldPenalty(env)  # App. H: counts holding time at δ-level, inside the repetition
-    env = DurativeRepetition(env, args.max_t, limit_t=not args.no_limit_t)
+    if args.time_feature:
+        # TaCoS: the elapsed time, counted in δ-steps under the repetition
+        env = envs.TimeFeature(env)
+    env = DurativeRepetition(env, args.max_t, limit_t=not args.no_limit_t, min_steps=args.min_steps,
+                             tacos_map=args.duration_map == "tacos")
     repetition = env
     if args.noise:
         env = envs.Perturb(env, args.noise, args.noise_prob, args.noise_std)
@@ -274,7 +299,8 @@ def main(argv=None):
     counters = {"update": 0, "decision_steps": 0, "env_steps": 0, "episodes": 0, "wall_time_s": 0.0}
     # on --resume, a flag not given is the run's own; a finished run ends here
     given = bookkeeping.given_flags(make_parser(), argv)
-    run = bookkeeping.open_run(args, SCRIPT, learner, config, counters, rng, given)
+    script = TACOS_SCRIPT if tacos(args) else SCRIPT  # TaCoS-PPO logs its cost and decisions too
+    run = bookkeeping.open_run(args, script, learner, config, counters, rng, given)
     counters = run["counters"]  # a resumed run's
 
     # Rollout storage (decision level)
@@ -299,12 +325,15 @@ def main(argv=None):
         bookkeeping.env_failed(e, f"update {counters['update'] + 1}")
     obs = normalize(raw_obs, obs_rms, args.norm_obs, update=True)
     episode_return, discounted_return = 0.0, 0.0
+    episode_cost, episode_decisions = 0.0, 0
     if "episode" in (run["state"] or {}):  # resume exactly where the checkpoint left the episode
         raw_obs, obs, episode_return, discounted_return = bookkeeping.restore_episode(env, run)
     start = time.time() - counters["wall_time_s"]
     while not bookkeeping.run_finished(run, args):
         update_start = time.time()
         finished_returns = []
+        finished_costs = []  # TaCoS's switch costs paid, and decisions, per finished episode
+        finished_decisions = []
         # ---------------- rollout: n decision steps
         for step in range(n):
             obs_buf[step] = obs
@@ -324,6 +353,10 @@ def main(argv=None):
             w = info["w"]  # δ-steps this decision lasted
             discounts_buf[step] = gamma_dt ** w
             durations_buf[step] = w
+            if args.switch_cost:  # TaCoS: a cost per decision, before any reward normalisation
+                R -= args.switch_cost
+                episode_cost += args.switch_cost
+            episode_decisions += 1
             if args.norm_reward:  # R / std of the discounted return, clipped to ±10
                 discounted_return = discounted_return * gamma_dt ** w + R
                 ret_rms.update_from_moments(discounted_return, 0.0, 1)
@@ -336,6 +369,9 @@ def main(argv=None):
                 if truncated and not terminated:
                     final_obs_buf[step] = normalize(raw_obs, obs_rms, args.norm_obs)
                 finished_returns.append(episode_return)
+                finished_costs.append(episode_cost)
+                finished_decisions.append(episode_decisions)
+                episode_cost, episode_decisions = 0.0, 0
                 episode_return, discounted_return = 0.0, 0.0
                 raw_obs = next_raw_obs
             obs = normalize(raw_obs, obs_rms, args.norm_obs, update=True)
@@ -366,8 +402,9 @@ def main(argv=None):
         # ---------------- logs
         update_time = time.time() - update_start
         eval_return = ""
+        eval_decisions = ""
         if args.eval_every and counters["update"] % args.eval_every == 0:
-            eval_return = evaluate(args, eval_env, agent, obs_rms)
+            eval_return, eval_decisions = evaluate(args, eval_env, agent, obs_rms)
         counters["wall_time_s"] = time.time() - start
         return_mean = ""  # no training episode ended
         if finished_returns:
@@ -380,6 +417,14 @@ def main(argv=None):
                **logs,
                "decisions_per_s": round(n / update_time, 1),
                "env_steps_per_s": round(int(durations_buf.sum()) / rollout_time, 1)}
+        # the return without the cost is return_mean; the cost and the decisions beside it
+        if tacos(args):
+            row["cost_mean"] = ""  # no episode ended
+            row["decisions_per_episode"] = ""
+            if finished_costs:
+                row["cost_mean"] = float(np.mean(finished_costs))
+                row["decisions_per_episode"] = float(np.mean(finished_decisions))
+            row["eval_decisions_per_episode"] = eval_decisions
         last = bookkeeping.finished(args, row["decision_steps"], row["physical_time_s"])
         checkpoint = counters["update"] % args.checkpoint_every == 0 or last
         episode = bookkeeping.episode_state(env, raw_obs, obs, episode_return, discounted_return)
@@ -391,10 +436,12 @@ def main(argv=None):
 
 
 def evaluate(args, decision_env, agent, obs_rms):
-    """Mean return of deterministic (mean-action) episodes, with every running statistic frozen."""
+    """Mean return (without any switch cost) of deterministic (mean-action) episodes, with every
+    running statistic frozen, and their mean decisions."""
     env, repetition = decision_env
     low, high = env.action_space.low, env.action_space.high
     returns = np.zeros(args.eval_episodes)
+    decisions = 0
     for episode in range(args.eval_episodes):
         raw_obs, _ = env.reset(seed=args.seed + 10_000 + episode)
         done = False
@@ -404,8 +451,9 @@ def evaluate(args, decision_env, agent, obs_rms):
                 mean = agent.dist(torch.as_tensor(inputs)[None]).mean[0].numpy()
             raw_obs, _, terminated, truncated, info = env.step(np.clip(mean, low, high))
             returns[episode] += info["undiscounted_reward"]
+            decisions += 1
             done = terminated or truncated
-    return float(np.mean(returns))
+    return float(np.mean(returns)), decisions / args.eval_episodes
 
 
 # ================================================================ the flags
@@ -438,6 +486,14 @@ def make_parser():
     p.add_argument("--max-t", type=within(float, 0, MAX_T_CAP, open_low=True), default=MAX_T,
                    help="t_max (s): t = u·t_max")
     p.add_argument("--no-limit-t", action="store_true", help="ablation (App. I): u unclipped above, t may pass t_max")
+    # TaCoS-PPO (Treven et al., 2024): FiGAR-C with a cost per decision; beyond the paper. Any of these: TaCoS-PPO
+    p.add_argument("--switch-cost", type=within(float, 0, 10 ** 6), default=0.0,
+                   help="c, subtracted from each decision's reward before normalisation (TaCoS: HalfCheetah 2)")
+    p.add_argument("--min-steps", type=within(int, 1, 10 ** 6), default=1, help="K_MIN, the shortest hold (δ-steps)")
+    p.add_argument("--duration-map", choices=["figar", "tacos"], default="figar",
+                   help="a hold of ⌈u·t_max/δ⌉ δ-steps (FiGAR-C), or ⌊K_MIN + (K − K_MIN)·u⌋ (TaCoS)")
+    p.add_argument("--time-feature", action="store_true",
+                   help="the episode's elapsed time over its limit appended to the observation (TaCoS)")
     p.add_argument("--scale-lr", action="store_true", help="lr·δ/δ0, as PPO (scaled) in App. F.2")
     # Stochastic and partially observable settings (Sec. 5.2, App. H)
     p.add_argument("--noise", choices=envs.NOISE_KINDS, default=None, help="stochastic setting (Sec. 5.2)")
@@ -518,7 +574,11 @@ def check_args(args):
             ("--noise", not args.noise or task in envs.NOISE_STD, f"App. J.2 defines it for {', '.join(envs.NOISE_STD)}"
              f" only, not {args.env_id}"),
             ("--hold-penalty", not args.hold_penalty or task in envs.HOLD_PENALTY,
-             f"App. H defines it for {', '.join(envs.HOLD_PENALTY)} only, not {args.env_id}")]:
+             f"App. H defines it for {', '.join(envs.HOLD_PENALTY)} only, not {args.env_id}"),
+            ("--min-steps", args.min_steps <= max(1, math.floor(args.max_t / args.dt + 1e-9)),
+             f"{args.min_steps} δ-steps exceed --max-t {args.max_t:g} s at δ = {args.dt:g} s"),
+            ("--duration-map", args.duration_map == "figar" or not args.no_limit_t,
+             "TaCoS's holds end at t_max; leave out --no-limit-t")]:
         if not ok:
             fail(f"{flag}: {rule}")
     if args.total_steps is not None and args.physical_time is not None:
@@ -532,6 +592,15 @@ def name_run(args):
     """The method's name, its base then each method flag off its default (the paper's variants, App. I), and the
     run's: <env>__<slug>__dt<δ>[__<setting>]__s<seed>."""
     args.method, slug = "FiGAR-C-PPO", "figar"
+    if tacos(args):  # TaCoS-PPO: its switch cost always in its name, then what differs from TaCoS's own
+        notes, parts = [f"c={args.switch_cost:g}"], [f"tacos-c{args.switch_cost:g}"]
+        if args.min_steps != 1:
+            notes, parts = notes + [f"K_MIN={args.min_steps}"], parts + [f"kmin{args.min_steps}"]
+        if args.duration_map == "figar":
+            notes, parts = notes + ["FiGAR-C's map"], parts + ["figar-map"]
+        if not args.time_feature:
+            notes, parts = notes + ["no time feature"], parts + ["no-time"]
+        args.method, slug = f"TaCoS-PPO ({', '.join(notes)})", "-".join(parts)
     if args.a2c:  # the same method on A2C
         args.method = args.method.replace("PPO", "A2C")
         slug = slug.replace("ppo", "a2c") if "ppo" in slug else slug + "-a2c"
@@ -556,15 +625,21 @@ def name_run(args):
     args.run_name = args.run_name or f"{args.env_id}__{slug}__dt{args.dt:g}{setting}__s{args.seed}"
 
 
+def tacos(args):  # any of TaCoS's four changes
+    return args.switch_cost != 0 or args.min_steps != 1 or args.duration_map != "figar" or args.time_feature
+
+
 # ================================================================ what bookkeeping.py needs of this script
 COLUMNS = ["decision_steps", "env_steps", "physical_time_s", "wall_time_s", "episodes", "return_mean",  # progress.csv
            "eval_return_mean", "action_duration_mean_s", "safe_radius_mean", "policy_loss", "value_loss",
            "approx_kl", "clip_fraction", "entropy", "decisions_per_s", "env_steps_per_s"]
 RESUMABLE_CHANGES = {"total_steps", "physical_time", "eval_every", "eval_episodes", "log_dir", "run_name",
                      "checkpoint_every", "save_model", "resume", "threads", "method"}  # what may differ on --resume
-FLAGS_ADDED_LATER = {"a2c": False, "init_logstd": 0.0, "sb3_u_init": False}  # and the value runs before them had
+FLAGS_ADDED_LATER = {"a2c": False, "init_logstd": 0.0, "sb3_u_init": False,  # and the value runs before them had
+                     "switch_cost": 0.0, "min_steps": 1, "duration_map": "figar", "time_feature": False}
 SCRIPT = bookkeeping.Script(__file__, COLUMNS, RESUMABLE_CHANGES, FLAGS_ADDED_LATER,
                             smaller_steps="smaller steps (--learning-rate, --vf-coef)")
+TACOS_SCRIPT = SCRIPT._replace(columns=COLUMNS + ["cost_mean", "decisions_per_episode", "eval_decisions_per_episode"])
 
 if __name__ == "__main__":
     bookkeeping.guard(main)

@@ -1,4 +1,5 @@
-"""FiGAR-C-TRPO: TRPO with durative actions (Sec. 4.2 of Park, Kim & Kim, NeurIPS 2021), in one file.
+"""FiGAR-C-TRPO: TRPO with durative actions (Sec. 4.2 of Park, Kim & Kim, NeurIPS 2021), in one
+file.
 
 The policy picks an action a and a duration t ∈ [0, max_t]; a is repeated for ⌈t/δ⌉ δ-steps (at
 least one), blind to what the state does meanwhile. The paper's main baseline for SAR-TRPO: run
@@ -34,20 +35,32 @@ class DurativeRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
     """FiGAR-C's durative actions (Sec. 4.2) around a gymnasium env with 1-D Box spaces; a `step` is
     one decision.
 
-    The action is [a, u_raw], u = (u_raw + 1)/2 ∈ [0, 1]; `a` is repeated for ⌈t/δ⌉ δ-steps with t =
-    u·max_t (at least one), or until the episode ends, blind to the state meanwhile. With
-    limit_t=False u is not clipped above, so t can exceed max_t (App. I). `step` returns R = Σ_k
-    γ_δ^k r_k over its k δ-steps and info["w"] = k.
+    The action is [a, u_raw], u = (u_raw + 1)/2 ∈ [0, 1]; `a` is repeated for ⌈t/δ⌉ δ-steps with
+    t = u·max_t (at least min_steps), or until the episode ends, blind to the state meanwhile. With
+    limit_t=False u is not clipped above, so t can exceed max_t (App. I). TaCoS's map (Treven et
+    al., 2024), `tacos_map=True`: k = ⌊K_MIN + (K − K_MIN)·u⌋ δ-steps in whole numbers,
+    K = max_t/δ, K_MIN = min_steps. `step` returns R = Σ_k γ_δ^k r_k over its k δ-steps and
+    info["w"] = k.
     """
 
-    def __init__(self, env, max_t=MAX_T, limit_t=True, dt=None, gamma_dt=None):
+    def __init__(self, env, max_t=MAX_T, limit_t=True, dt=None, gamma_dt=None, min_steps=1,
+                 tacos_map=False):
         gym.utils.RecordConstructorArgs.__init__(self, max_t=max_t, limit_t=limit_t, dt=dt,
-                                                 gamma_dt=gamma_dt)
+                                                 gamma_dt=gamma_dt, min_steps=min_steps,
+                                                 tacos_map=tacos_map)
         gym.Wrapper.__init__(self, env)
         self.dt, self.gamma_dt, _ = check_wrapped(env, dt, gamma_dt, max_t)
         if max_t == math.inf:
             raise ValueError("max_t: a duration t = u·max_t needs a finite max_t, got inf")
         self.max_t = max_t
+        self.max_steps = math.floor(max_t / self.dt + 1e-9)  # K, the longest hold in whole δ-steps
+        if not (isinstance(min_steps, int) and 1 <= min_steps <= max(1, self.max_steps)):
+            raise ValueError(f"min_steps: whole δ-steps from 1 to max_t/δ = {self.max_steps}, "
+                             f"got {min_steps!r}")
+        if tacos_map and not limit_t:
+            raise ValueError("tacos_map: TaCoS's holds end at max_t; it takes limit_t=True")
+        self.min_steps = min_steps
+        self.tacos_map = tacos_map
         if limit_t and max_t <= self.dt * (1 + 1e-9):
             warnings.warn(f"max_t = {max_t} s is not above δ = {self.dt} s: "
                           "no action can be repeated")
@@ -55,6 +68,12 @@ class DurativeRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
         # --no-limit-t: u is not clipped above
         u_high = np.float32(1) if limit_t else np.float32(np.inf)
         self.action_space = gym.spaces.Box(np.append(low, np.float32(-1)), np.append(high, u_high))
+
+    def reset(self, **kwargs):
+        obs, info = self.env.reset(**kwargs)
+        if not np.isfinite(obs).all():  # refused before anything learns from it
+            raise ValueError(f"observation: not finite, got {obs}")
+        return obs, info
 
     def step(self, action):
         action = np.asarray(action)
@@ -64,7 +83,10 @@ class DurativeRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
         # u ∈ [0, 1], unless limit_t is off
         u = (min(max(action[-1], -1.0), self.action_space.high[-1]) + 1) / 2
         a = action[:-1]
-        steps = max(1, math.ceil(u * self.max_t / self.dt - 1e-9))  # ⌈t/δ⌉, at least one
+        # ⌈t/δ⌉, at least K_MIN
+        steps = max(self.min_steps, math.ceil(u * self.max_t / self.dt - 1e-9))
+        if self.tacos_map:  # TaCoS: ⌊K_MIN + (K − K_MIN)·u⌋, floored once, in integers
+            steps = math.floor(self.min_steps + (self.max_steps - self.min_steps) * u)
         R = 0.0  # Σ_k γ_δ^k r_k
         discount = 1.0
         undiscounted = 0.0
@@ -181,8 +203,8 @@ def compute_gae(rewards, values, next_values, discounts, dones, gae_lambda):
 
 
 def conjugate_gradient(matrix_vector_product, b, iters, tolerance=1e-10):
-    """x with F·x ≈ b after `iters` conjugate-gradient iterations, F symmetric positive definite, given
-    as x ↦ F·x."""
+    """x with F·x ≈ b after `iters` conjugate-gradient iterations, F symmetric positive definite,
+    given as x ↦ F·x."""
     x, r = torch.zeros_like(b), b.clone()
     p, rr = r.clone(), r @ r
     for _ in range(iters):
@@ -215,7 +237,8 @@ def trpo_update(agent, optimizer, batch, args, rng):
     with torch.no_grad():
         old = agent.dist(b_obs)  # π_old, held fixed
 
-    def surrogate_and_kl():  # the surrogate plus the entropy bonus (SB's `optimgain`), and the mean KL to π_old
+    # the surrogate plus the entropy bonus (SB's `optimgain`), and the mean KL to π_old
+    def surrogate_and_kl():
         dist = agent.dist(b_obs)
         ratio = (dist.log_prob(b_actions).sum(1) - b_logprobs).exp()
         surrogate = (ratio * advantages).mean() + args.ent_coef * dist.entropy().sum(1).mean()
@@ -234,7 +257,8 @@ def trpo_update(agent, optimizer, batch, args, rng):
     theta_old, surrogate_old = parameters_to_vector(policy).detach(), surrogate.item()
     fraction = 1.0
     with torch.no_grad():
-        for _ in range(args.line_search_steps):  # the full step, then halved; SB's TRPO allows 1.5·max_kl here
+        # the full step, then halved; SB's TRPO allows 1.5·max_kl here
+        for _ in range(args.line_search_steps):
             vector_to_parameters(theta_old + fraction * full_step, policy)
             surrogate, kl = surrogate_and_kl()
             if kl <= 1.5 * args.max_kl and surrogate >= surrogate_old:
@@ -259,7 +283,8 @@ def trpo_update(agent, optimizer, batch, args, rng):
     # approx_kl: the exact mean KL of the step kept; policy_loss: minus the surrogate (with the
     # entropy bonus) after it
     return {"policy_loss": -surrogate.item(), "value_loss": torch.stack(value_losses).mean().item(),
-            "approx_kl": kl.item(), "clip_fraction": "", "entropy": entropy.item(), "step_fraction": fraction}
+            "approx_kl": kl.item(), "clip_fraction": "", "entropy": entropy.item(),
+            "step_fraction": fraction}
 
 
 # ---------------------------------------------------------------- training
@@ -301,8 +326,8 @@ def main(argv=None):
                   authors_head=authors_head)
     # the value function's own optimizer; the policy takes TRPO's step. fused: one kernel for all
     # parameters
-    optimizer = torch.optim.Adam(agent.critic.parameters(), lr=args.vf_learning_rate, eps=args.adam_eps,
-                                 fused=True)
+    optimizer = torch.optim.Adam(agent.critic.parameters(), lr=args.vf_learning_rate,
+                                 eps=args.adam_eps, fused=True)
     obs_rms = RunningMeanStd(shape=(obs_dim,))  # network inputs
     ret_rms = RunningMeanStd(shape=())  # discounted return, for reward scaling
     learner = {"agent": agent, "optimizer": optimizer, "obs_rms": obs_rms, "ret_rms": ret_rms}
@@ -312,7 +337,8 @@ def main(argv=None):
     given = bookkeeping.given_flags(make_parser(), argv)
     run = bookkeeping.open_run(args, SCRIPT, learner, config, counters, rng, given)
     counters = run["counters"]  # a resumed run's
-    if counters["update"]:  # resumed after an update: π's parameters become views into one vector, as
+    # resumed after an update: π's parameters become views into one vector, as
+    if counters["update"]:
         # trpo_update leaves them, so that every product rounds as it did before
         policy = policy_parameters(agent)
         vector_to_parameters(parameters_to_vector(policy), policy)

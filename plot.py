@@ -80,12 +80,13 @@ TASKS = ["InvertedPendulum-v5", "InvertedDoublePendulum-v5", "Hopper-v5", "Walke
          "Ant-v5", "Reacher-v5", "Swimmer-v5"]
 LEARNERS = ["PPO", "TRPO", "A2C", "DAU"]  # DAU (dau.py, Fig. 4): a learner and a method of its own
 METHODS = [f"{family}{learner}" for learner in LEARNERS[:3] for family in ("SAR-", "λ-SAR-", "FiGAR-C-", "")] \
-    + ["PPO (scaled)", "ARP-PPO", "ARP-PPO (scaled)", "DAU", "DAU (no normalisation)"]
+    + ["PPO (scaled)", "ARP-PPO", "ARP-PPO (scaled)", "DAU", "DAU (no normalisation)", "TaCoS-PPO"]
 # One colour per method family in every figure, the theory plots of benchmark/ included (Okabe & Ito's
 # colour-blind-safe palette; DAU Tol's olive, as Okabe & Ito's sky blue is too near SAR's blue), keyed by the
 # family's PPO name; anything else is grey.
 FAMILY_COLORS = {"SAR-PPO": "#0072B2", "λ-SAR-PPO": "#009E73", "FiGAR-C-PPO": "#D55E00", "PPO": "#3A3A3A",
-                 "PPO (scaled)": "#CC79A7", "ARP-PPO": "#E69F00", "ARP-PPO (scaled)": "#E69F00", "DAU": "#999933"}
+                 "PPO (scaled)": "#CC79A7", "ARP-PPO": "#E69F00", "ARP-PPO (scaled)": "#E69F00", "DAU": "#999933",
+                 "TaCoS-PPO": "#882255"}  # TaCoS (beyond the paper): Tol's wine
 SCALED_LINE = "--"  # a "(scaled)" method (lr × δ/δ0, App. F.2) beside its base: dashed
 OTHER_COLOR = "#8C8C8C"
 DT_LINES = ["-", "--", ":", "-."]  # smallest δ first

@@ -263,8 +263,8 @@ def compute_gae(rewards, values, next_values, discounts, dones, gae_lambda):
 
 
 def conjugate_gradient(matrix_vector_product, b, iters, tolerance=1e-10):
-    """x with F·x ≈ b after `iters` conjugate-gradient iterations, F symmetric positive definite, given
-    as x ↦ F·x."""
+    """x with F·x ≈ b after `iters` conjugate-gradient iterations, F symmetric positive definite,
+    given as x ↦ F·x."""
     x, r = torch.zeros_like(b), b.clone()
     p, rr = r.clone(), r @ r
     for _ in range(iters):
@@ -297,7 +297,8 @@ def trpo_update(agent, optimizer, batch, args, rng):
     with torch.no_grad():
         old = agent.dist(b_obs)  # π_old, held fixed
 
-    def surrogate_and_kl():  # the surrogate plus the entropy bonus (SB's `optimgain`), and the mean KL to π_old
+    # the surrogate plus the entropy bonus (SB's `optimgain`), and the mean KL to π_old
+    def surrogate_and_kl():
         dist = agent.dist(b_obs)
         ratio = (dist.log_prob(b_actions).sum(1) - b_logprobs).exp()
         surrogate = (ratio * advantages).mean() + args.ent_coef * dist.entropy().sum(1).mean()
@@ -316,7 +317,8 @@ def trpo_update(agent, optimizer, batch, args, rng):
     theta_old, surrogate_old = parameters_to_vector(policy).detach(), surrogate.item()
     fraction = 1.0
     with torch.no_grad():
-        for _ in range(args.line_search_steps):  # the full step, then halved; SB's TRPO allows 1.5·max_kl here
+        # the full step, then halved; SB's TRPO allows 1.5·max_kl here
+        for _ in range(args.line_search_steps):
             vector_to_parameters(theta_old + fraction * full_step, policy)
             surrogate, kl = surrogate_and_kl()
             if kl <= 1.5 * args.max_kl and surrogate >= surrogate_old:
@@ -341,7 +343,8 @@ def trpo_update(agent, optimizer, batch, args, rng):
     # approx_kl: the exact mean KL of the step kept; policy_loss: minus the surrogate (with the
     # entropy bonus) after it
     return {"policy_loss": -surrogate.item(), "value_loss": torch.stack(value_losses).mean().item(),
-            "approx_kl": kl.item(), "clip_fraction": "", "entropy": entropy.item(), "step_fraction": fraction}
+            "approx_kl": kl.item(), "clip_fraction": "", "entropy": entropy.item(),
+            "step_fraction": fraction}
 
 
 # ---------------------------------------------------------------- training
@@ -383,8 +386,8 @@ def main(argv=None):
                   authors_head=authors_head)
     # the value function's own optimizer; the policy takes TRPO's step. fused: one kernel for all
     # parameters
-    optimizer = torch.optim.Adam(agent.critic.parameters(), lr=args.vf_learning_rate, eps=args.adam_eps,
-                                 fused=True)
+    optimizer = torch.optim.Adam(agent.critic.parameters(), lr=args.vf_learning_rate,
+                                 eps=args.adam_eps, fused=True)
     obs_rms = RunningMeanStd(shape=(obs_dim,))  # network inputs
     ret_rms = RunningMeanStd(shape=())  # discounted return, for reward scaling
     learner = {"agent": agent, "optimizer": optimizer, "obs_rms": obs_rms, "ret_rms": ret_rms,
@@ -395,7 +398,8 @@ def main(argv=None):
     given = bookkeeping.given_flags(make_parser(), argv)
     run = bookkeeping.open_run(args, SCRIPT, learner, config, counters, rng, given)
     counters = run["counters"]  # a resumed run's
-    if counters["update"]:  # resumed after an update: π's parameters become views into one vector, as
+    # resumed after an update: π's parameters become views into one vector, as
+    if counters["update"]:
         # trpo_update leaves them, so that every product rounds as it did before
         policy = policy_parameters(agent)
         vector_to_parameters(parameters_to_vector(policy), policy)

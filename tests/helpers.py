@@ -230,7 +230,8 @@ def damaged(run, name, data):
     return run
 
 
-# Toy tasks registered in the child process: a negative own dt, a non-finite observation, a non-finite reward.
+# Toy tasks registered in the child process: a negative own dt, a non-finite observation (after a step or at
+# the reset), a non-finite reward.
 TOYS = '''
 import runpy, sys
 import gymnasium as gym
@@ -239,13 +240,14 @@ class Toy(gym.Env):
     observation_space, action_space = gym.spaces.Box(-1, 1, (2,)), gym.spaces.Box(-1, 1, (1,))
     dt, bad = 0.01, None
     def reset(self, seed=None, options=None):
-        return np.zeros(2, np.float32), {}
+        return np.full(2, np.nan if self.bad == "reset" else 0.0, np.float32), {}
     def step(self, action):
         obs = np.full(2, np.nan if self.bad == "obs" else 0.0, np.float32)
         return obs, float("nan") if self.bad == "reward" else 0.0, False, False, {}
 gym.register("NegativeDt-v0", entry_point=type("NegativeDt", (Toy,), {"dt": -0.01}), max_episode_steps=100)
 gym.register("NanObservation-v0", entry_point=type("NanObservation", (Toy,), {"bad": "obs"}), max_episode_steps=100)
 gym.register("NanReward-v0", entry_point=type("NanReward", (Toy,), {"bad": "reward"}), max_episode_steps=100)
+gym.register("NanReset-v0", entry_point=type("NanReset", (Toy,), {"bad": "reset"}), max_episode_steps=100)
 sys.argv = sys.argv[1:]
 runpy.run_path(sys.argv[0], run_name="__main__")
 '''

@@ -307,3 +307,21 @@ def test_without_normalisation_the_agent_computes_what_it_did_before_the_flag(tm
     assert torch.equal(plain.act(obs), torch.tanh(plain.actor(obs)))
     assert not torch.equal(normalised.act(obs + 0), normalised.act(obs + 0))  # the first call moved the statistics
     assert [n for n, _ in plain.named_parameters()] == [n for n, _ in normalised.named_parameters()]
+
+
+def test_a_task_without_its_own_dt0_needs_physical_time_in_one_line(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        dau.parse_args(["--env-id", "MountainCarContinuous-v0", "--dt", "0.01"])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and err.count("\n") == 1 and "--physical-time" in err
+
+
+def test_a_replay_memory_larger_than_the_machine_is_refused_before_anything_is_written(tmp_path):
+    result = train(tmp_path / "logs", "--buffer-size", "1000000000", check=False)
+    assert result.returncode == 2 and "--buffer-size" in result.stderr and result.stderr.count("\n") == 1
+    assert not (tmp_path / "logs").exists()
+
+
+def test_the_smallest_physical_time_is_one_row_not_none():
+    args = dau.parse_args(["--physical-time", "1e-9", *SMALL])
+    assert args.total_steps == 4 * 5  # one row: K vector steps of N envs

@@ -1,5 +1,6 @@
 """What a training run says and does at its edges: a folder made by another process meanwhile, an environment that
 fails, a budget changed on --resume, a model written on a finished run, an update with no episode, a failed write."""
+import json
 import resource
 
 import gymnasium as gym
@@ -8,7 +9,7 @@ import pytest
 import torch
 
 import envs
-from tests.helpers import ROOT, TOYS, run_forked
+from tests.helpers import ROOT, TOYS, rows_of, run_forked
 
 SCRIPTS = ["sar_ppo.py", "figar_ppo.py", "sar_trpo.py", "figar_trpo.py", "arp_ppo.py"]
 TINY = {"sar_trpo.py": ["--num-steps", "256", "--vf-minibatch-size", "128"],
@@ -124,3 +125,42 @@ def test_envs_task_refuses_an_own_dt_that_is_not_seconds():
     gym.register("WeirdDt-v0", entry_point=Weird, max_episode_steps=10)
     with pytest.raises(ValueError, match="^env_id: WeirdDt-v0's own dt is 'fast'"):
         envs.task("WeirdDt-v0")
+
+
+@pytest.mark.parametrize("script", ["sar_ppo.py", "figar_ppo.py", "sar_trpo.py", "figar_trpo.py", "arp_ppo.py"])
+def test_a_non_finite_observation_at_the_first_reset_is_one_line_naming_the_observation(tmp_path, script):
+    result = run(script, tmp_path, "--env-id", "NanReset-v0", *(["--arp-p", "1", "--arp-alpha", "0.5"]
+                                                              if script == "arp_ppo.py" else []), toys=True)
+    assert result.returncode == 1 and result.stderr.count("\n") == 1, result.stderr
+    assert "the environment failed in update 1 (observation: not finite" in result.stderr
+
+
+def test_a_tiny_run_resumed_without_a_budget_keeps_its_own_and_a_fresh_start_says_it_is_finished(tmp_path):
+    flags = tiny("figar_ppo.py")
+    assert run("figar_ppo.py", tmp_path, "--total-steps", "256", *flags).returncode == 0
+    again = run("figar_ppo.py", tmp_path, *flags)  # the plain command: refused, saying why
+    assert again.returncode == 2 and "exists, finished: 256 decisions reach --total-steps 256" in again.stderr
+    assert "--resume to continue it (with a larger budget to train it further)" in again.stderr
+    resumed = run("figar_ppo.py", tmp_path, *flags, "--resume")  # no budget given: the run's own, not 1,000,000
+    assert resumed.returncode == 0 and "is finished: 256 decisions reach --total-steps 256" in resumed.stdout
+    longer = run("figar_ppo.py", tmp_path, *flags, "--total-steps", "512", "--resume")  # given: taken, and said
+    assert longer.returncode == 0 and "it now ends at 512" in longer.stdout
+    config = json.loads((tmp_path / "run" / "config.json").read_text())
+    assert config["total_steps"] == 512 and rows_of(tmp_path)[-1]["decision_steps"] == "512"
+    shorter = run("figar_ppo.py", tmp_path, *flags, "--total-steps", "256", "--resume")
+    assert shorter.returncode == 0 and json.loads((tmp_path / "run" / "config.json").read_text()) == config
+
+
+def test_a_run_folder_that_is_a_file_is_refused_as_one(tmp_path):
+    (tmp_path / "run").write_text("not a folder")
+    result = run("sar_ppo.py", tmp_path, "--resume")
+    assert result.returncode == 2 and "is a file, not a run folder" in result.stderr
+
+
+def test_a_config_that_is_json_but_not_an_object_is_one_line_on_resume(tmp_path):
+    flags = ["--total-steps", "256", *tiny("sar_ppo.py")]
+    assert run("sar_ppo.py", tmp_path, *flags).returncode == 0
+    (tmp_path / "run" / "checkpoint.pt").unlink()  # as in a clone
+    (tmp_path / "run" / "config.json").write_text("[1, 2]")
+    result = run("sar_ppo.py", tmp_path, *flags, "--resume")
+    assert result.returncode == 2 and result.stderr.count("\n") == 1 and "config.json" in result.stderr

@@ -81,13 +81,20 @@ def test_status_and_grid_hours_read_the_same_commands_and_refuse_the_same_lines(
 
 
 def test_grid_hours_times_a_cell_without_runs_by_the_nearest_measured_one_and_says_how():
-    rates = {("Hopper-v5", "PPO", 0.0005, None): [2.0], ("Hopper-v5", "PPO", 0.008, None): [9.0],
-             ("InvertedPendulum-v5", "DAU", 0.002, None): [1.0, 3.0], ("Swimmer-v5", "DAU", 0.002, None): [4.0],
-             ("Swimmer-v5", "DAU", 0.04, None): [50.0]}
-    assert grid_hours.estimate(rates, ("Hopper-v5", "PPO", 0.008, None)) == (9.0, "by their own cell")
-    assert grid_hours.estimate(rates, ("Hopper-v5", "ARP-PPO", 0.0005, None)) == (2.0, "by PPO's cell")
-    assert grid_hours.estimate(rates, ("Hopper-v5", "TRPO", 0.001, None)) == (2.0, "by the nearest δ")
-    assert grid_hours.estimate(rates, ("Ant-v5", "DAU", 0.002, None)) == (3.0, "by other tasks")  # (2 + 4) / 2
+    # (seconds per decision, seconds per physical second) of each run
+    rates = {("Hopper-v5", "PPO", 0.0005, None): [(2.0, 4.0)], ("Hopper-v5", "PPO", 0.008, None): [(9.0, 1.0)],
+             ("InvertedPendulum-v5", "DAU", 0.002, None): [(1.0, 1.0), (3.0, 3.0)],
+             ("Swimmer-v5", "DAU", 0.002, None): [(4.0, 4.0)], ("Swimmer-v5", "DAU", 0.04, None): [(50.0, 5.0)],
+             ("Reacher-v5", "DAU (no normalisation)", 0.001, None): [(7.0, 7.0)],
+             ("Hopper-v5", "FiGAR-C-PPO", 0.0005, None): [(6.0, 12.0)]}
+    assert grid_hours.estimate(rates, ("Hopper-v5", "PPO", 0.008, None)) == ((9.0, 1.0), "by their own cell")
+    assert grid_hours.estimate(rates, ("Hopper-v5", "ARP-PPO", 0.0005, None)) == ((2.0, 4.0), "by PPO's cell")
+    assert grid_hours.estimate(rates, ("Hopper-v5", "TRPO", 0.001, None)) == ((2.0, 4.0), "by the nearest δ")
+    assert grid_hours.estimate(rates, ("Ant-v5", "DAU", 0.002, None)) == ((3.0, 3.0), "by other tasks")  # (2 + 4) / 2
+    assert grid_hours.estimate(rates, ("Reacher-v5", "DAU", 0.001, None)) == \
+        ((7.0, 7.0), "by their cell without normalisation")
+    assert grid_hours.estimate(rates, ("Hopper-v5", "TaCoS-PPO (c=0.32)", 0.0005, None)) == \
+        ((6.0, 12.0), "by FiGAR-C-PPO's cell")
     assert grid_hours.estimate(rates, ("Ant-v5", "SAR-PPO", 0.002, None)) == (None, "none")
 
 

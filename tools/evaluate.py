@@ -131,7 +131,8 @@ def main(argv=None):
     returns, seed = [], args.seed
     for episode in range(flags.episodes):
         args.seed = seed + episode  # evaluate() starts its episode i from seed + 10,000 + i
-        returns.append(module.evaluate(args, (env, repetition), agent, obs_rms, *extra))
+        result = module.evaluate(args, (env, repetition), agent, obs_rms, *extra)
+        returns.append(result[0] if isinstance(result, tuple) else result)  # figar_ppo's: (return, decisions)
         print(f"episode {episode + 1}: return {returns[-1]:.1f}", flush=True)
     setting = args.noise or "deterministic"
     print(f"{args.method} on {args.env_id} at δ = {args.dt:g} s ({setting}{', hold penalty' * args.hold_penalty}): "

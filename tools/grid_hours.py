@@ -28,41 +28,54 @@ from tools.status import training_args  # a training command's flags, as its scr
 
 
 def measured(folders):
-    """{(env, method, δ, setting): [seconds per decision of each committed run]}."""
+    """{(env, method, δ, setting): [(seconds per decision, seconds per physical second) of each committed run]}."""
     rates = defaultdict(list)
     for folder in folders:
         for run in sorted(os.listdir(folder)):
             try:
                 with open(os.path.join(folder, run, "config.json")) as f:
                     c = json.load(f)
+                if c["method"] == "DAU" and "no_input_norm" not in c:  # made before dau.py normalised its inputs
+                    c["method"] = "DAU (no normalisation)"
                 with open(os.path.join(folder, run, "progress.csv"), newline="") as f:
                     last = list(csv.DictReader(f))[-1]
+                wall = float(last["wall_time_s"])
                 rates[(c["env_id"], c["method"], c["dt"], c.get("noise"))].append(
-                    float(last["wall_time_s"]) / int(last["decision_steps"]))
+                    (wall / int(last["decision_steps"]), wall / float(last["physical_time_s"])))
             except (OSError, ValueError, KeyError, IndexError, json.JSONDecodeError):
                 continue  # not a whole run: it measures nothing
     return rates
 
 
+def mean(pairs):
+    return tuple(sum(column) / len(pairs) for column in zip(*pairs))
+
+
 def estimate(rates, key):
-    """(seconds per decision, how it was found) for a cell, from the nearest measured one."""
+    """((seconds per decision, per physical second), how it was found) for a cell, from the nearest measured
+    one (DAU (no normalisation)'s for DAU's: the same gradient steps)."""
     env_id, method, dt, noise = key
     if key in rates:
-        return sum(rates[key]) / len(rates[key]), "by their own cell"
+        return mean(rates[key]), "by their own cell"
+    if method == "DAU" and (env_id, "DAU (no normalisation)", dt, noise) in rates:
+        return mean(rates[(env_id, "DAU (no normalisation)", dt, noise)]), "by their cell without normalisation"
+    figar = (env_id, "FiGAR-C-PPO", dt, noise)
+    if method.startswith("TaCoS-PPO") and figar in rates:  # FiGAR-C-PPO with a cost: the same work per decision
+        return mean(rates[figar]), "by FiGAR-C-PPO's cell"
     ppo = (env_id, method.removeprefix("ARP-").replace("TRPO", "PPO").replace("A2C", "PPO"), dt, noise)
     if ppo in rates:
-        return sum(rates[ppo]) / len(rates[ppo]), "by PPO's cell"
+        return mean(rates[ppo]), "by PPO's cell"
     near = [k for k in rates if k[0] == env_id and k[1] == ppo[1] and k[3] == noise] or \
            [k for k in rates if k[0] == env_id and k[1] == ppo[1]]
     if near:
         k = min(near, key=lambda k: abs(math.log(k[2] / dt)))
-        return sum(rates[k]) / len(rates[k]), "by the nearest δ"
+        return mean(rates[k]), "by the nearest δ"
     near = [k for k in rates if k[1] == method]
     if not near:
         return None, "none"
     nearest = min(abs(math.log(k[2] / dt)) for k in near)
-    cells = [sum(rates[k]) / len(rates[k]) for k in near if abs(math.log(k[2] / dt)) == nearest]
-    return sum(cells) / len(cells), "by other tasks"
+    cells = [mean(rates[k]) for k in near if abs(math.log(k[2] / dt)) == nearest]
+    return mean(cells), "by other tasks"
 
 
 def main(argv=None):
@@ -82,7 +95,10 @@ def main(argv=None):
         rate, how = estimate(rates, (flags.env_id, flags.method, flags.dt, noise))
         if rate is None:
             fail(f"no committed run of {flags.env_id} with {flags.method} to time: {line.strip()}")
-        hours += rate * flags.total_steps / 3600
+        if flags.total_steps is None:  # a budget of physical time (--physical-time); evaluations not counted
+            hours += rate[1] * flags.physical_time / 3600
+        else:
+            hours += rate[0] * flags.total_steps / 3600
         found[how] += 1
     runs = sum(found.values())
     if not runs:

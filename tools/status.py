@@ -24,6 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the project's folder
 import arp_ppo
+import bookkeeping
 import dau
 import figar_ppo
 import figar_trpo
@@ -77,15 +78,21 @@ def status(command):
         return "not started", folder, 0
     except (OSError, UnicodeDecodeError) as e:
         fail(f"{folder}/progress.csv is unreadable ({brief(e)}); move it aside, or resume the run to rebuild it")
-    whole = [line.split(",") for line in lines[1:] if line.count(",") == len(module.COLUMNS) - 1]
+    width = lines[0].count(",") if lines else len(module.COLUMNS) - 1  # the header's (TaCoS-PPO logs more)
+    whole = [line.split(",") for line in lines[1:] if line.count(",") == width]
     decisions = int(whole[-1][0]) if whole and whole[-1][0].isdigit() else 0
+    physical = float(whole[-1][2]) if decisions else 0.0
     try:  # the flags a run with rows was made with, as the script compares them on --resume
-        made = {**module.FLAGS_ADDED_LATER, **json.loads(Path(folder, "config.json").read_text())} if decisions else {}
+        made = json.loads(Path(folder, "config.json").read_text()) if decisions else {}
+        if not isinstance(made, dict):
+            raise ValueError("config.json is not a JSON object")
+        made = {**module.FLAGS_ADDED_LATER, **made} if made else {}
         if made and any(made.get(k) != v for k, v in vars(args).items() if k not in module.RESUMABLE_CHANGES):
             return "made with other flags", folder, decisions
     except (OSError, ValueError):  # no config.json (or a torn one): progress.csv alone says how far it is
         pass
-    return ("finished" if decisions >= args.total_steps else "unfinished"), folder, decisions
+    done = decisions and bookkeeping.finished(args, decisions, physical)  # --total-steps or --physical-time
+    return ("finished" if done else "unfinished"), folder, decisions
 
 
 def main(argv=None):
