@@ -248,7 +248,9 @@ def load_run(folder, partial=False, max_steps=None, counts=None):
             if not partial and columns["physical_time_s"][-1] < config["physical_time"] - 1e-9:
                 raise Unfinished(f"unfinished: {columns['physical_time_s'][-1]:g} of {config['physical_time']:g} "
                                  "physical seconds (--partial plots it)")
-        goal = config["total_steps"] if max_steps is None else min(max_steps, config["total_steps"] or math.inf)
+        goal = config["total_steps"] or 0  # a physical-time run is checked above
+        if max_steps is not None:
+            goal = min(max_steps, goal)
         if not partial and columns["decision_steps"][-1] < goal:
             raise Unfinished(f"unfinished: {int(columns['decision_steps'][-1])} of {goal} decisions "
                              "(--partial plots it)")
@@ -349,7 +351,9 @@ def load_groups(paths, partial=False, max_steps=None, only=None, variants=True, 
     for key, run in seeds.items():
         groups[key[:4]].append(run)
     for key, runs in groups.items():  # one budget a cell: the one most seeds share (ties: the larger)
-        budgets = [int(c["decision_steps"][-1]) for _, c, _ in runs]
+        # a run's budget: its decisions, or its --physical-time (its decisions then differ by seed)
+        budgets = [config.get("physical_time") if config["total_steps"] is None else int(c["decision_steps"][-1])
+                   for config, c, _ in runs]
         kept = max(set(budgets), key=lambda b: (budgets.count(b), b))
         if len(set(budgets)) > 1:
             odd = [f"{os.path.basename(os.path.normpath(f))} ({b:,} decisions)"
