@@ -325,3 +325,10 @@ def test_a_replay_memory_larger_than_the_machine_is_refused_before_anything_is_w
 def test_the_smallest_physical_time_is_one_row_not_none():
     args = dau.parse_args(["--physical-time", "1e-9", *SMALL])
     assert args.total_steps == 4 * 5  # one row: K vector steps of N envs
+
+
+def test_evaluate_py_reads_a_dau_run_with_its_input_statistics(short_run, capsys):
+    from tools import evaluate
+    folder, _ = short_run
+    evaluate.main([str(folder), "--episodes", "1"])
+    assert "DAU on InvertedPendulum-v5 at δ = 0.002 s (deterministic): mean return" in capsys.readouterr().out

@@ -25,6 +25,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 import arp_ppo  # noqa: E402
 import bookkeeping  # noqa: E402
+import dau  # noqa: E402
+import envs  # noqa: E402
 import figar_ppo  # noqa: E402
 import figar_trpo  # noqa: E402
 import sar_ppo  # noqa: E402
@@ -39,6 +41,8 @@ def script_of(method):
     """The training script of a method name: FiGAR-C-TRPO → figar_trpo; an A2C run is the PPO scripts' (--a2c)."""
     if method.startswith("ARP"):
         return arp_ppo
+    if method.startswith("DAU"):
+        return dau
     return {("FiGAR", "TRPO"): figar_trpo, ("FiGAR", ""): figar_ppo, ("", "TRPO"): sar_trpo}.get(
         ("FiGAR" if method.startswith("FiGAR") else "", "TRPO" if "TRPO" in method else ""), sar_ppo)
 
@@ -85,10 +89,13 @@ def load(run):
                      if os.path.exists(os.path.join(run, n))), None)
         if path is None:
             raise FileNotFoundError("no model.pt or checkpoint.pt (train with --save-model)")
-        state = torch.load(path, weights_only=True)
+        state = torch.load(path, weights_only=True, mmap=True)  # mmap: a DAU checkpoint holds its replay memory
         args = status.parsed(module, check_reproducible.command(config, 1, "LOG_DIR")[2:])  # as its script checks them
         vars(args).update({k: v for k, v in config.items() if k in vars(args)})  # the run's own budget and names too
-        state["agent"], state["obs_rms"]  # noqa: B018 - raises KeyError if missing
+        if module is dau:  # its agent holds its input statistics; its checkpoint holds its config
+            state["agent"]  # noqa: B018 - raises KeyError if missing
+        else:
+            state["agent"], state["obs_rms"]  # noqa: B018 - raises KeyError if missing
         why = other_run(state, config)
     except SystemExit:
         raise
@@ -104,11 +111,13 @@ def main(argv=None):
     p.error = fail
     p.add_argument("run", help="a run folder with config.json and model.pt (or checkpoint.pt)")
     p.add_argument("--episodes", type=within(int, 1, 10_000), default=10, help="episodes (default 10)")
-    p.add_argument("--seed", type=within(int, 0, 2 ** 31), default=None, help="default: the run's seed")
+    p.add_argument("--seed", type=promises.SEED, default=None, help="default: the run's seed")
     flags = p.parse_args(argv)
     module, args, state = load(flags.run)
     args.seed = args.seed if flags.seed is None else flags.seed
     args.eval_episodes = 1
+    if module is dau:
+        return evaluate_dau(flags, args, state)
     env, repetition = module.make_decision_env(args)
     authors_head = None  # the authors' log-std heads, where a run was made with them
     if getattr(args, "sb2_logstd", False):
@@ -137,6 +146,24 @@ def main(argv=None):
     setting = args.noise or "deterministic"
     print(f"{args.method} on {args.env_id} at δ = {args.dt:g} s ({setting}{', hold penalty' * args.hold_penalty}): "
           f"mean return {np.mean(returns):.1f} over {flags.episodes} deterministic episodes")
+
+
+def evaluate_dau(flags, args, state):
+    """A DAU run: its deterministic policy π(s), its input statistics frozen, by dau.py's own evaluate."""
+    env = envs.make_env(args.env_id, args.dt, args.gamma)
+    agent = dau.Agent(env.observation_space.shape[0], env.action_space.shape[0], normalize=not args.no_input_norm)
+    try:
+        agent.load_state_dict(state["agent"])
+    except (KeyError, RuntimeError) as e:
+        fail(f"run: {flags.run}'s model does not fit its config.json ({type(e).__name__})")
+    low, high = env.action_space.low, env.action_space.high
+    returns, seed = [], args.seed
+    for episode in range(flags.episodes):
+        args.seed = seed + episode  # evaluate() starts its episode i from seed + 10,000 + i
+        returns.append(dau.evaluate(args, env, agent, (high - low) / 2, (high + low) / 2))
+        print(f"episode {episode + 1}: return {returns[-1]:.1f}", flush=True)
+    print(f"{args.method} on {args.env_id} at δ = {args.dt:g} s (deterministic): mean return "
+          f"{np.mean(returns):.1f} over {flags.episodes} deterministic episodes")
 
 
 if __name__ == "__main__":
