@@ -22,7 +22,8 @@ fi
   why=$(mktemp) || exit 1
   trap "rm -f \"\$why\"" EXIT
   echo "start: $1"
-  if eval "$1" > /dev/null 2> "$why"; then echo "done:  $1"; exit 0; fi
+  # in a subshell: a syntax error (an unmatched quote) fails this line, with its message, not the worker
+  if (eval "$1") > /dev/null 2> "$why"; then echo "done:  $1"; exit 0; fi
   printf "FAILED: %s\n%s\n" "$1" "$(tail -n 5 "$why" | sed "s/^/  | /")"  # why: the last lines it wrote to stderr
   exit 1' sh \
   || { echo "run.sh: some commands FAILED (see above)" >&2; exit 1; }

@@ -292,3 +292,9 @@ def test_run_sh_shows_why_a_command_failed_and_discards_the_output_of_those_that
     said = result.stdout + result.stderr
     assert "sar_ppo.py: error: --dt: the reason it failed" in said and "earlier line" in said
     assert "chatter" not in said and "progress line" not in said
+
+
+def test_run_sh_names_a_line_with_an_unmatched_quote_as_failed_and_runs_the_others(tmp_path):
+    result = run_sh(["1"], f"echo 'unmatched\ntouch {tmp_path / 'ran'}\n")
+    assert result.returncode == 1 and "FAILED: echo 'unmatched" in result.stdout
+    assert "Unterminated quoted string" in result.stdout and (tmp_path / "ran").exists()
