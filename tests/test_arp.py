@@ -1,5 +1,6 @@
 """arp_ppo.py: the autoregressive policy's noise, its densities, and a run's promises (ARP reduces to PPO at α = 0)."""
 import csv
+import math
 import os
 import signal
 import subprocess
@@ -165,3 +166,26 @@ def test_evaluate_reads_an_arp_run_and_its_model(tmp_path):
                                  "--episodes", "1"], capture_output=True, text=True, timeout=120)
         assert result.returncode == 0 and "ARP-PPO on InvertedPendulum-v5" in result.stdout, result.stderr
         (tmp_path / "run" / model).unlink()  # then the checkpoint alone
+
+
+@pytest.mark.parametrize("p,alpha", [(5, 0.99), (8, 0.9), (2, 0.999999999), (3, 0.5), (1, 0.95)])
+def test_sigma_z_gives_unit_variance_where_yule_walker_cancels(p, alpha):
+    # 1/σ_Z² = Σ_j ψ_j², ψ_j = C(j+p−1, p−1)·α^j (X's MA(∞) weights), summed directly where it converges fast enough
+    _, sigma_z = arp_ppo.ar_coefficients(p, alpha)
+    assert 0 < sigma_z < 1
+    if alpha <= 0.99:
+        j = np.arange(200_000)
+        log_psi = np.array([math.lgamma(k + p) - math.lgamma(k + 1) - math.lgamma(p) for k in j]) + j * np.log(alpha)
+        assert sigma_z ** 2 * np.exp(2 * log_psi).sum() == pytest.approx(1.0, rel=1e-6)
+
+
+def test_app_g_pairs_keep_the_sigma_z_their_runs_were_made_with():
+    # the last bits of App. G's committed runs depend on it: Yule–Walker's value, kept where it agrees
+    made = {(3, 0.5): 0.33920026264998415, (1, 0.8): 0.5999999999999999, (1, 0.95): 0.31224989991991997,
+            (3, 0.8): 0.039028591510075046}
+    assert {pair: arp_ppo.ar_coefficients(*pair)[1] for pair in made} == made
+
+
+def test_an_alpha_near_one_keeps_its_digits_in_the_method_and_run_names():
+    args = arp_ppo.parse_args(["--arp-p", "2", "--arp-alpha", "0.999999999"])
+    assert "α=0.999999999" in args.method and "alpha0.999999999" in args.run_name

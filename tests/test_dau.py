@@ -6,6 +6,7 @@ import io
 import math
 import os
 import signal
+import shutil
 import sys
 import time
 
@@ -332,3 +333,10 @@ def test_evaluate_py_reads_a_dau_run_with_its_input_statistics(short_run, capsys
     folder, _ = short_run
     evaluate.main([str(folder), "--episodes", "1"])
     assert "DAU on InvertedPendulum-v5 at δ = 0.002 s (deterministic): mean return" in capsys.readouterr().out
+
+
+def test_a_resume_with_other_threads_is_refused_since_they_change_the_numbers(short_run, tmp_path):
+    folder, _ = short_run
+    shutil.copytree(folder, tmp_path / folder.name)  # the fixture's process holds its own folder's lock
+    result = train(tmp_path, "--physical-time", "4", *SMALL, "--threads", "2", "--resume", name=None, check=False)
+    assert result.returncode == 2 and "made with other --threads" in result.stderr

@@ -164,3 +164,11 @@ def test_a_config_that_is_json_but_not_an_object_is_one_line_on_resume(tmp_path)
     (tmp_path / "run" / "config.json").write_text("[1, 2]")
     result = run("sar_ppo.py", tmp_path, *flags, "--resume")
     assert result.returncode == 2 and result.stderr.count("\n") == 1 and "config.json" in result.stderr
+
+
+def test_the_progress_line_counts_decisions_and_delta_steps_on_one_clock(tmp_path):
+    result = run("sar_ppo.py", tmp_path, "--total-steps", "256", "--no-repeat", *PPO_TINY)
+    line = result.stdout.strip().splitlines()[-1]
+    decisions, steps = (int(part.split()[0]) for part in line.split(" | ") if part.endswith(("decisions/s",
+                                                                                            "δ-steps/s")))
+    assert result.returncode == 0 and decisions == steps  # plain PPO: one δ-step a decision

@@ -260,3 +260,14 @@ def test_animate_says_in_one_line_what_to_do_for_a_run_with_neither_model_nor_ch
     assert exit_info.value.code == 2 and err.count("\n") == 1, err
     assert "neither model.pt nor checkpoint.pt" in err and "--save-model" in err and "Error" not in err, err
     assert not (tmp_path / "a.gif").exists()
+
+
+def test_status_and_plot_read_a_config_that_is_json_but_not_an_object_as_damaged(tiny_run, tmp_path, capsys):
+    import plot
+    from tools import status
+    run = copy_of(tiny_run, tmp_path)
+    (run / "config.json").write_text("[1, 2]")
+    assert plot.load_run(str(run)) is None and "not a JSON object" in capsys.readouterr().err
+    state, _, decisions = status.status(f"python sar_ppo.py --total-steps 512 {' '.join(TINY)} --log-dir "
+                                        f"{tmp_path} --run-name {run.name} --resume")
+    assert state == "finished" and decisions == 512  # progress.csv alone says how far it is
