@@ -324,8 +324,7 @@ def main(argv=None):
         authors_head = "sb2"
     agent = Agent(obs_dim, env.unwrapped.action_space.shape[0], repeat=True,
                   authors_head=authors_head)
-    # the value function's own optimizer; the policy takes TRPO's step. fused: one kernel for all
-    # parameters
+    # the value function's own optimizer (fused: one kernel for all parameters); π takes TRPO's step
     optimizer = torch.optim.Adam(agent.critic.parameters(), lr=args.vf_learning_rate,
                                  eps=args.adam_eps, fused=True)
     obs_rms = RunningMeanStd(shape=(obs_dim,))  # network inputs
@@ -337,9 +336,9 @@ def main(argv=None):
     given = bookkeeping.given_flags(make_parser(), argv)
     run = bookkeeping.open_run(args, SCRIPT, learner, config, counters, rng, given)
     counters = run["counters"]  # a resumed run's
-    # resumed after an update: π's parameters become views into one vector, as
+    # resumed after an update: π's parameters become views into one vector, as trpo_update leaves
+    # them, so that every product rounds as it did before
     if counters["update"]:
-        # trpo_update leaves them, so that every product rounds as it did before
         policy = policy_parameters(agent)
         vector_to_parameters(parameters_to_vector(policy), policy)
 

@@ -354,8 +354,9 @@ def make_decision_env(args):
     env = envs.make_env(args.env_id, args.dt, args.gamma)
     if args.hold_penalty:
         env = envs.HoldPenalty(env)  # App. H: counts holding time at δ-level, inside the repetition
-    repetition = env = SafeActionRepetition(env, args.max_d, args.max_t, args.lambda_dt, args.norm,
-                                            repeat=not args.no_repeat, delta_dims=args.delta_dims)
+    env = SafeActionRepetition(env, args.max_d, args.max_t, args.lambda_dt, args.norm,
+                               repeat=not args.no_repeat, delta_dims=args.delta_dims)
+    repetition = env
     if args.noise:
         env = envs.Perturb(env, args.noise, args.noise_prob, args.noise_std)
     return env, repetition
@@ -384,8 +385,7 @@ def main(argv=None):
         authors_head = "sb2"
     agent = Agent(obs_dim, env.unwrapped.action_space.shape[0], repeat=not args.no_repeat,
                   authors_head=authors_head)
-    # the value function's own optimizer; the policy takes TRPO's step. fused: one kernel for all
-    # parameters
+    # the value function's own optimizer (fused: one kernel for all parameters); π takes TRPO's step
     optimizer = torch.optim.Adam(agent.critic.parameters(), lr=args.vf_learning_rate,
                                  eps=args.adam_eps, fused=True)
     obs_rms = RunningMeanStd(shape=(obs_dim,))  # network inputs
@@ -398,9 +398,9 @@ def main(argv=None):
     given = bookkeeping.given_flags(make_parser(), argv)
     run = bookkeeping.open_run(args, SCRIPT, learner, config, counters, rng, given)
     counters = run["counters"]  # a resumed run's
-    # resumed after an update: π's parameters become views into one vector, as
+    # resumed after an update: π's parameters become views into one vector, as trpo_update leaves
+    # them, so that every product rounds as it did before
     if counters["update"]:
-        # trpo_update leaves them, so that every product rounds as it did before
         policy = policy_parameters(agent)
         vector_to_parameters(parameters_to_vector(policy), policy)
 
