@@ -1,14 +1,14 @@
 """ARP-PPO: PPO with an autoregressive policy (Korenkevych et al., 2019), the baseline of App. G of
 Park, Kim & Kim (NeurIPS 2021), in one file.
 
-Per action dim the policy's noise is an AR(p) process X_t = Σ_k φ_k X_{t−k} + σ_Z·ε_t, with φ from
-(1 − αz)^p and σ_Z for a stationary variance of 1, and a_t = μ(s_t) + σ·X_t: successive actions are
-correlated, the more so as α → 1. Everything else is sar_ppo.py's plain PPO (--no-repeat: a decision
-is one δ-step, through the same wrapper), so `diff sar_ppo.py arp_ppo.py` shows ARP and nothing
-else. With --scale-lr it is ARP-PPO (scaled): lr·δ/δ0 (App. F.2).
+Per action dim the policy's noise is an AR(p) process X_t = Σ_k φ_k X_{t−k} + σ_Z·ε_t, with
+φ from (1 − αz)^p and σ_Z for a stationary variance of 1, and a_t = μ(s_t) + σ·X_t:
+successive actions are correlated, the more so as α → 1. Everything else is sar_ppo.py's
+plain PPO (--no-repeat: a decision is one δ-step, through the same wrapper), so `diff
+sar_ppo.py arp_ppo.py` shows ARP and nothing else. With --scale-lr it is ARP-PPO (scaled):
+lr·δ/δ0 (App. F.2).
 
     python arp_ppo.py --env-id InvertedPendulum-v5 --dt lowest --seed 1
-
 """
 import argparse
 import math
@@ -36,13 +36,14 @@ class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
     """Safe action repetition (Sec. 4.3) around a gymnasium env with 1-D Box spaces; a `step` is one
     decision.
 
-    The action is [a, u_raw], u = (u_raw + 1)/2 ∈ [0, 1]; `a` is repeated every δ and the repetition
-    stops after the first δ-step where the episode ends, k·δ ≥ max_t, or the state has left eq. 6's
-    safe region Δ(s, s_i) ≤ d = u·max_d, or for λ-SAR λ·Δ/max_d + (1-λ)·k·δ/max_t ≥ u (eq. 8).
-    `delta_dims` restricts Δ to some observation dims. With repeat=False (the plain learner) the
-    action has no u and a decision is one δ-step. `step` returns R = Σ_k γ_δ^k r_k over its k
-    δ-steps and info["w"] = k. Δ normalises states by running statistics learned across episodes
-    (`reset(seed=...)` keeps them); `update_stats = False` freezes them.
+    The action is [a, u_raw], u = (u_raw + 1)/2 ∈ [0, 1]; `a` is repeated every δ and the
+    repetition stops after the first δ-step where the episode ends, k·δ ≥ max_t, or the state
+    has left eq. 6's safe region Δ(s, s_i) ≤ d = u·max_d, or for λ-SAR λ·Δ/max_d +
+    (1-λ)·k·δ/max_t ≥ u (eq. 8). `delta_dims` restricts Δ to some observation dims. With
+    repeat=False (the plain learner) the action has no u and a decision is one δ-step. `step`
+    returns R = Σ_k γ_δ^k r_k over its k δ-steps and info["w"] = k. Δ normalises states by
+    running statistics learned across episodes (`reset(seed=...)` keeps them); `update_stats =
+    False` freezes them.
     """
 
     def __init__(self, env, max_d=MAX_D["l1"], max_t=MAX_T, lambda_dt=None, norm="l1", repeat=True,
@@ -84,8 +85,8 @@ class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
         if repeat and self.max_repeats == 1:
             warnings.warn(f"max_t = {max_t} s is not above δ = {self.dt} s: "
                           "no action can be repeated")
-        # Running mean/var of raw δ-level observations for ñ(s); the plain learner has no Δ, never
-        # updates them.
+        # Running mean/var of raw δ-level observations for ñ(s); the plain learner has no Δ,
+        # never updates them.
         self.obs_stats = RunningMeanStd(shape=(dim,))
         self.update_stats = repeat
         self.obs = None
@@ -150,7 +151,8 @@ class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
             # out of eq. (6)'s region; a tie Δ = d ends it, as in the authors' code
             if self.lambda_dt is None and distance >= d:
                 break
-            if self.lambda_dt is not None:  # eq. (8): Δ over d_max and k·δ over t_max, on u's scale
+            # eq. (8): Δ over d_max and k·δ over t_max, on u's scale
+            if self.lambda_dt is not None:
                 lam = self.lambda_dt
                 if lam * distance / self.max_d + (1 - lam) * k * self.dt / self.max_t >= u:
                     break
@@ -168,9 +170,9 @@ class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
 
 def check_wrapped(env, dt, gamma_dt, max_t):
-    """(δ, γ_δ, observation size) for a repetition around `env`, checked: `dt` (seconds per step of
-    `env`) and `gamma_dt` (discount per step) if given, else the env's own (envs.DtEnv has both),
-    else γ_δ = 0.99."""
+    """(δ, γ_δ, observation size) for a repetition around `env`, checked: `dt` (seconds per step
+    of `env`) and `gamma_dt` (discount per step) if given, else the env's own (envs.DtEnv has
+    both), else γ_δ = 0.99."""
     if dt is None and env.has_wrapper_attr("dt"):
         dt = env.get_wrapper_attr("dt")
     if gamma_dt is None:
@@ -204,15 +206,17 @@ ARP_TABLE = {  # App. G's (p, α) per task: ARP-PPO's, then ARP-PPO (scaled)'s
 
 def ar_coefficients(p, alpha):
     """φ_1..φ_p, the coefficients of (1 − αz)^p = 1 − Σ_k φ_k z^k, and the σ_Z that makes
-    X_t = Σ_k φ_k X_{t−k} + σ_Z·ε_t stationary with variance 1: σ_Z² = 1/Σ_j ψ_j² over the weights
-    ψ_j = C(j+p−1, p−1)·α^j of X's MA(∞) form, in closed form by Euler's transformation of
-    2F1(p, p; 1; α²): (1 − α²)^(2p−1) / Σ_{j<p} C(p−1, j)²·α^(2j), stable for any α < 1."""
+    X_t = Σ_k φ_k X_{t−k} + σ_Z·ε_t stationary with variance 1: σ_Z² = 1/Σ_j ψ_j² over
+    the weights ψ_j = C(j+p−1, p−1)·α^j of X's MA(∞) form, in closed form by Euler's
+    transformation of 2F1(p, p; 1; α²): (1 − α²)^(2p−1) / Σ_{j<p} C(p−1, j)²·α^(2j),
+    stable for any α < 1."""
     phi = np.array([-math.comb(p, k) * (-alpha) ** k for k in range(1, p + 1)])
     x = alpha ** 2
     variance = ((1 - alpha) * (1 + alpha)) ** (2 * p - 1) / sum(math.comb(p - 1, j) ** 2 * x ** j
                                                                  for j in range(p))
-    # App. G's runs were made with Yule–Walker's σ_Z² = 1 − Σ_k φ_k ρ_k, the same to 1e-9 for their
-    # (p, α); kept where it agrees, as the runs' last bits depend on it (elsewhere 1 − φ·ρ cancels)
+    # App. G's runs were made with Yule–Walker's σ_Z² = 1 − Σ_k φ_k ρ_k, the same to 1e-9
+    # for their (p, α); kept where it agrees, as the runs' last bits depend on it (elsewhere
+    # 1 − φ·ρ cancels)
     system = np.eye(p)  # ρ_k − Σ_{j ≠ k} φ_j ρ_|k−j| = φ_k for k = 1..p
     for k in range(1, p + 1):
         for j in range(1, p + 1):
@@ -225,10 +229,10 @@ def ar_coefficients(p, alpha):
 
 
 class AutoregressiveNoise(nn.Module):
-    """The AR(p) noise of an autoregressive policy: given the last p steps, a_t ~ N(μ(s_t) + σ·Σ_k
-    φ_k x̃_{t−k}, (σ·σ_Z)²) with x̃ = (a − μ(s))/σ. `history` holds the episode's x̃_{t−1}, …,
-    x̃_{t−p} (zero before its start); it is a buffer, so that a checkpoint holds it with the rest of
-    the learner."""
+    """The AR(p) noise of an autoregressive policy: given the last p steps, a_t ~
+    N(μ(s_t) + σ·Σ_k φ_k x̃_{t−k}, (σ·σ_Z)²) with x̃ = (a − μ(s))/σ. `history`
+    holds the episode's x̃_{t−1}, …, x̃_{t−p} (zero before its start); it is a
+    buffer, so that a checkpoint holds it with the rest of the learner."""
 
     def __init__(self, num_actions, p, alpha):
         super().__init__()
@@ -238,8 +242,8 @@ class AutoregressiveNoise(nn.Module):
         self.register_buffer("history", torch.zeros(p, num_actions))
 
     def conditional(self, policy, lags):
-        """a_t's Gaussian given x̃ of its last p steps, `lags` (batch, p, K); `policy` is N(μ(s_t),
-        σ²)."""
+        """a_t's Gaussian given x̃ of its last p steps, `lags` (batch, p, K); `policy` is
+        N(μ(s_t), σ²)."""
         mean = policy.loc + policy.scale * (self.phi * lags).sum(1)
         return Normal(mean, policy.scale * self.sigma_z, validate_args=False)
 
@@ -266,9 +270,9 @@ def lags_in_rollout(dones, boundary):
 
 
 def lagged_noise(agent, obs, actions, index, stored):
-    """x̃_{t−k} = (a_{t−k} − μ(s_{t−k}))/σ, (batch, p, K), recomputed with the current θ where t−k
-    is in the rollout; elsewhere the stored x̃ (the previous rollout's keeps the ratio 1 before the
-    first step; 0 before the episode)."""
+    """x̃_{t−k} = (a_{t−k} − μ(s_{t−k}))/σ, (batch, p, K), recomputed with the current θ
+    where t−k is in the rollout; elsewhere the stored x̃ (the previous rollout's keeps the
+    ratio 1 before the first step; 0 before the episode)."""
     lags, inside = stored.clone(), index >= 0
     if inside.any():
         dist = agent.dist(obs[index[inside]])
@@ -348,10 +352,10 @@ def compute_gae(rewards, values, next_values, discounts, dones, gae_lambda):
 
 def ppo_update(agent, arp, optimizer, batch, args, rng):
     """PPO's update (Schulman et al., 2017, eq. 7): `update_epochs` passes over the rollout in
-    minibatches, each step on the clipped surrogate plus the value MSE. Returns the update's logged
-    means. With --a2c it is A2C's step (Huang et al., 2022): one pass, one minibatch, raw
-    advantages; the ratio is 1, so the gradient is −A·∇log π. π(a_t|s_t) is ARP's: the Gaussian of
-    a_t given its last p steps."""
+    minibatches, each step on the clipped surrogate plus the value MSE. Returns the update's
+    logged means. With --a2c it is A2C's step (Huang et al., 2022): one pass, one minibatch,
+    raw advantages; the ratio is 1, so the gradient is −A·∇log π. π(a_t|s_t) is ARP's: the
+    Gaussian of a_t given its last p steps."""
     tensors = map(torch.as_tensor, batch)
     b_obs, b_actions, b_logprobs, b_advantages, b_returns, b_lag_index, b_stored_lags = tensors
     n = len(b_obs)
@@ -399,7 +403,8 @@ def make_decision_env(args):
     outside it (one draw per decision, Sec. 5.2). Returns (env, the repetition wrapper)."""
     env = envs.make_env(args.env_id, args.dt, args.gamma)
     if args.hold_penalty:
-        env = envs.HoldPenalty(env)  # App. H: counts holding time at δ-level, inside the repetition
+        # App. H: counts holding time at δ-level, inside the repetition
+        env = envs.HoldPenalty(env)
     env = SafeActionRepetition(env, repeat=False)  # no repetition: a decision is one δ-step
     repetition = env
     if args.noise:
@@ -439,7 +444,7 @@ def main(argv=None):
     config = {**vars(args), "dt": dt, "dt0": dt0, "gamma_dt": gamma_dt,
               "learning_rate_used": learning_rate}
     counters = {"update": 0, "decision_steps": 0, "env_steps": 0, "episodes": 0, "wall_time_s": 0.0}
-    # on --resume, a flag not given is the run's own; a finished run ends here
+    # on --resume, a budget or evaluation flag not given is the run's own; a finished run ends here
     given = bookkeeping.given_flags(make_parser(), argv)
     run = bookkeeping.open_run(args, SCRIPT, learner, config, counters, rng, given)
     counters = run["counters"]  # a resumed run's

@@ -275,7 +275,8 @@ def open_run(args, script, learner, config, counters, rng=None, given=None):
         fail(f"--run-name: {run_dir} is a file, not a run folder; choose another --run-name")
     if (os.path.exists(progress) or os.path.exists(checkpoint)) and not args.resume:
         fail(f"--run-name: {run_dir} exists{as_it_stands(run_dir, script)}; pass --resume to continue it (with a "
-             "larger budget to train it further) or choose another --run-name")
+             "larger budget to train it further; a --physical-time run with its --run-name) or choose another "
+             "--run-name")
     try:
         os.makedirs(run_dir, exist_ok=True)
         fcntl.flock(os.open(run_dir, os.O_RDONLY), fcntl.LOCK_EX | fcntl.LOCK_NB)  # held until the process ends

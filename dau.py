@@ -1,11 +1,11 @@
 """DAU: Deep Advantage Updating (Tallec, Blier & Ollivier, ICML 2019), the baseline of the paper's
 Fig. 4, in one file.
 
-Q-learning whose parts keep their meaning as δ → 0: Q(s, a) = V(s) + δ·A(s, a) with A(s, a) = Ā(s,
-a) − Ā(s, π(s)), one squared TD loss against r + γ_δ·V(s') (no target network), a deterministic
-policy π that climbs Ā(s, π(s)), Ornstein–Uhlenbeck exploration in physical time, and RMSprop steps
-of lr·δ with α = 1 − δ. N envs are stepped together; every K vector steps the learner takes L
-gradient steps on batches drawn from a replay memory.
+Q-learning whose parts keep their meaning as δ → 0: Q(s, a) = V(s) + δ·A(s, a) with A(s, a) =
+Ā(s, a) − Ā(s, π(s)), one squared TD loss against r + γ_δ·V(s') (no target network), a
+deterministic policy π that climbs Ā(s, π(s)), Ornstein–Uhlenbeck exploration in physical
+time, and RMSprop steps of lr·δ with α = 1 − δ. N envs are stepped together; every K vector
+steps the learner takes L gradient steps on batches drawn from a replay memory.
 
 A port of the official `cdau` (github.com/ctallec/continuous-rl, code/:
 critics/off_policy/advantage.py, actors/off_policy/approximate.py,
@@ -13,20 +13,20 @@ agents/off_policy/offline_agent.py, noises/coherent.py, memory/buffer.py), with 
 as defaults. Where it departs:
 - tasks: gymnasium's MuJoCo v5 tasks stepped every δ by envs.make_env (the official MuJoCo entries
   call env constructors stock gym lacks); the budget is physical time, summed over the N envs;
-- reward and discount: the project's r·δ/δ0 and γ_δ = 0.99^(δ/δ0), as for SAR, not the official r·δ
-  and 0.8^δ; the rewards come δ-scaled from envs.py, so r is not multiplied by δ again;
+- reward and discount: the project's r·δ/δ0 and γ_δ = 0.99^(δ/δ0), as for SAR, not the
+  official r·δ and 0.8^δ; the rewards come δ-scaled from envs.py, so r is not multiplied by δ
+  again;
 - a transition cut by the time limit has weight 0 in the loss, as the official code intends (it
   computes the weight, then leaves it out of the critic's loss, so that a cut counts as a
   termination there);
 - input normalisation as the recipe's --normalize_state (each network's own statistics, updated with
-  every state it is given in training), but frozen in evaluation, which the official code also feeds
-  them; --no-input-norm turns it off, as in the runs made before it existed (method "DAU (no
-  normalisation)", run names __dau__);
+  every state it is given in training, V's s' aside, as the official target copy's are thrown away),
+  but frozen in evaluation, which the official code also feeds them; --no-input-norm turns it off,
+  as in the runs made before it existed (method "DAU (no normalisation)", run names __dau__);
 - the first learning comes after K vector steps, then every K (the official: after vector steps 19,
   29, …).
 
     python dau.py --env-id InvertedPendulum-v5 --dt lowest --physical-time 200
-
 """
 import math
 import os
@@ -52,10 +52,10 @@ def mlp(inputs, outputs, hidden=256):
 
 
 class InputNormalizer(nn.Module):
-    """s ↦ (s − mean)/std over every state its network has seen (official models.py CustomBN, the
-    recipe's --normalize_state): a batch is normalised with the statistics before it, then joins
-    them; std ≥ 0.1. Frozen while the agent is in eval mode; with on=False it passes states
-    through."""
+    """s ↦ (s − mean)/std over the states its network has been given (official models.py
+    CustomBN, the recipe's --normalize_state): a batch is normalised with the statistics before
+    it, then joins them unless update=False; std ≥ 0.1. Frozen while the agent is in eval mode;
+    with on=False it passes states through."""
 
     def __init__(self, dim, on):
         super().__init__()
@@ -80,9 +80,9 @@ class InputNormalizer(nn.Module):
 
 
 class Agent(nn.Module):
-    """V(s), Ā(s, a) and the policy π(s) = tanh(MLP(s)) in [-1, 1]; the env gets π's action scaled
-    to its bounds. Each network normalises its state input with statistics of its own (official
-    NormalizedMLP)."""
+    """V(s), Ā(s, a) and the policy π(s) = tanh(MLP(s)) in [-1, 1]; the env gets π's action
+    scaled to its bounds. Each network normalises its state input with statistics of its own
+    (official NormalizedMLP)."""
 
     def __init__(self, obs_dim, action_dim, normalize=True):
         super().__init__()
@@ -103,17 +103,17 @@ class Agent(nn.Module):
         return self.advantage_raw(torch.cat([self.advantage_inputs(obs), actions], 1)).squeeze(1)
 
     def advantage(self, obs, actions, policy_actions):
-        """A(s, a) = Ā(s, a) − Ā(s, π(s)): zero at a = π(s) for any Ā, so V is the value of π. One
-        pass of Ā over both halves."""
+        """A(s, a) = Ā(s, a) − Ā(s, π(s)): zero at a = π(s) for any Ā, so V is the value of
+        π. One pass of Ā over both halves."""
         both = self.advantage_raw_of(torch.cat([obs, obs]), torch.cat([actions, policy_actions]))
         return both[:len(obs)] - both[len(obs):]
 
 
 def make_optimizers(agent, learning_rate, dt):
-    """RMSprop(lr·δ, α = 1 − δ) for V, Ā and π (official optimizer.py): a step moves the networks by
-    O(δ), as a transition is O(δ) of experience, and the mean square of the gradients spans about
-    1/δ steps, one second. V and Ā step together, π after them; foreach: one call for all
-    tensors."""
+    """RMSprop(lr·δ, α = 1 − δ) for V, Ā and π (official optimizer.py): a step moves the
+    networks by O(δ), as a transition is O(δ) of experience, and the mean square of the
+    gradients spans about 1/δ steps, one second. V and Ā step together, π after them; foreach:
+    one call for all tensors."""
     def rmsprop(params):
         return torch.optim.RMSprop(params, lr=learning_rate * dt, alpha=1 - dt, foreach=True)
     critic = [*agent.value.parameters(), *agent.advantage_raw.parameters()]
@@ -122,9 +122,9 @@ def make_optimizers(agent, learning_rate, dt):
 
 # ---------------------------------------------------------------- exploration and memory
 class OrnsteinUhlenbeck:
-    """Per env and action dim X ← X(1 − θδ) + σ√δ·ε (official noises/coherent.py): noise coherent
-    over physical time whatever δ; started from its stationary law N(0, σ²/2θ), never reset at
-    episode ends."""
+    """Per env and action dim X ← X(1 − θδ) + σ√δ·ε (official noises/coherent.py): noise
+    coherent over physical time whatever δ; started from its stationary law N(0, σ²/2θ), never
+    reset at episode ends."""
 
     def __init__(self, shape, theta, sigma, dt):
         self.decay, self.scale = 1 - theta * dt, sigma * math.sqrt(dt)
@@ -180,8 +180,8 @@ class ReplayMemory:
 
 # ---------------------------------------------------------------- the update
 def critic_loss(agent, batch, dt, gamma_dt, policy_actions):
-    """mean w·(Q(s, a) − y)², Q = V(s) + δ·A(s, a), y = r + γ_δ(1 − terminated)V(s') with the
-    current V (no target network: the official τ = 0), r the δ-scaled reward (official
+    """mean w·(Q(s, a) − y)², Q = V(s) + δ·A(s, a), y = r + γ_δ(1 − terminated)V(s') with
+    the current V (no target network: the official τ = 0), r the δ-scaled reward (official
     critics/off_policy/advantage.py)."""
     obs, actions, rewards, next_obs, terminated, weights = batch
     # V(s') normalised with V(s)'s statistics before this batch (the official target copy's)
@@ -192,8 +192,8 @@ def critic_loss(agent, batch, dt, gamma_dt, policy_actions):
 
 
 def dau_update(agent, critic_optimizer, actor_optimizer, batch, dt, gamma_dt):
-    """One gradient step of V and Ā on the TD loss, then one of π on −Ā(s, π(s)) with the new Ā
-    (official agents/off_policy/offline_agent.py). Returns the two losses as tensors."""
+    """One gradient step of V and Ā on the TD loss, then one of π on −Ā(s, π(s)) with the new
+    Ā (official agents/off_policy/offline_agent.py). Returns the two losses as tensors."""
     obs = batch[0]
     policy_actions = agent.act(obs)
     loss = critic_loss(agent, batch, dt, gamma_dt, policy_actions.detach())
@@ -215,7 +215,8 @@ def main(argv=None):
 
     env = envs.make_env(args.env_id, args.dt, args.gamma)
     if not np.isfinite([env.action_space.low, env.action_space.high]).all():
-        fail(f"--env-id: {args.env_id}'s actions are unbounded; π(s) = tanh(·) needs finite bounds")
+        fail(f"--env-id: {args.env_id}'s actions are unbounded; "
+             "π(s) = tanh(·) needs finite bounds to scale to")
     others = [envs.make_env(args.env_id, args.dt, args.gamma) for _ in range(args.num_envs - 1)]
     train_envs = [env] + others
     dt = env.dt
@@ -237,7 +238,7 @@ def main(argv=None):
     config = {**vars(args), "dt": dt, "dt0": dt0, "gamma_dt": gamma_dt,
               "learning_rate_used": args.learning_rate * dt, "rmsprop_alpha": 1 - dt}
     counters = {"row": 0, "transitions": 0, "gradient_steps": 0, "episodes": 0, "wall_time_s": 0.0}
-    # on --resume, a flag not given is the run's own; a finished run ends here
+    # on --resume, a budget or evaluation flag not given is the run's own; a finished run ends here
     given = bookkeeping.given_flags(make_parser(), argv)
     run = bookkeeping.open_run(args, SCRIPT, learner, config, counters, given=given)
     counters = run["counters"]  # a resumed run's

@@ -1,8 +1,8 @@
 """FiGAR-C-PPO: PPO with durative actions (Sec. 4.2 of Park, Kim & Kim, NeurIPS 2021), in one file.
 
-The policy picks an action a and a duration t ∈ [0, max_t]; a is repeated for ⌈t/δ⌉ δ-steps (at
-least one), blind to what the state does meanwhile. The paper's main baseline for SAR-PPO: run
-`diff sar_ppo.py figar_ppo.py` to see everything in which the two methods differ.
+The policy picks an action a and a duration t ∈ [0, max_t]; a is repeated for ⌈t/δ⌉ δ-steps
+(at least one), blind to what the state does meanwhile. The paper's main baseline for SAR-PPO:
+run `diff sar_ppo.py figar_ppo.py` to see everything in which the two methods differ.
 
     python figar_ppo.py --env-id InvertedPendulum-v5 --dt lowest --seed 1
 """
@@ -31,12 +31,12 @@ class DurativeRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
     """FiGAR-C's durative actions (Sec. 4.2) around a gymnasium env with 1-D Box spaces; a `step` is
     one decision.
 
-    The action is [a, u_raw], u = (u_raw + 1)/2 ∈ [0, 1]; `a` is repeated for ⌈t/δ⌉ δ-steps with
-    t = u·max_t (at least min_steps), or until the episode ends, blind to the state meanwhile. With
-    limit_t=False u is not clipped above, so t can exceed max_t (App. I). TaCoS's map (Treven et
-    al., 2024), `tacos_map=True`: k = ⌊K_MIN + (K − K_MIN)·u⌋ δ-steps in whole numbers,
-    K = max_t/δ, K_MIN = min_steps. `step` returns R = Σ_k γ_δ^k r_k over its k δ-steps and
-    info["w"] = k.
+    The action is [a, u_raw], u = (u_raw + 1)/2 ∈ [0, 1]; `a` is repeated for ⌈t/δ⌉ δ-steps
+    with t = u·max_t (at least min_steps), or until the episode ends, blind to the state
+    meanwhile. With limit_t=False u is not clipped above, so t can exceed max_t (App. I).
+    TaCoS's map (Treven et al., 2024), `tacos_map=True`: k = ⌊K_MIN + (K − K_MIN)·u⌋ δ-steps
+    in whole numbers, K = ⌊max_t/δ⌋, K_MIN = min_steps. `step` returns R = Σ_k γ_δ^k r_k
+    over its k δ-steps and info["w"] = k.
     """
 
     def __init__(self, env, max_t=MAX_T, limit_t=True, dt=None, gamma_dt=None, min_steps=1,
@@ -104,9 +104,9 @@ class DurativeRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
 
 def check_wrapped(env, dt, gamma_dt, max_t):
-    """(δ, γ_δ, observation size) for a repetition around `env`, checked: `dt` (seconds per step of
-    `env`) and `gamma_dt` (discount per step) if given, else the env's own (envs.DtEnv has both),
-    else γ_δ = 0.99."""
+    """(δ, γ_δ, observation size) for a repetition around `env`, checked: `dt` (seconds per step
+    of `env`) and `gamma_dt` (discount per step) if given, else the env's own (envs.DtEnv has
+    both), else γ_δ = 0.99."""
     if dt is None and env.has_wrapper_attr("dt"):
         dt = env.get_wrapper_attr("dt")
     if gamma_dt is None:
@@ -247,7 +247,8 @@ def make_decision_env(args):
     outside it (one draw per decision, Sec. 5.2). Returns (env, the repetition wrapper)."""
     env = envs.make_env(args.env_id, args.dt, args.gamma)
     if args.hold_penalty:
-        env = envs.HoldPenalty(env)  # App. H: counts holding time at δ-level, inside the repetition
+        # App. H: counts holding time at δ-level, inside the repetition
+        env = envs.HoldPenalty(env)
     if args.time_feature:
         # TaCoS: the elapsed time, counted in δ-steps under the repetition
         env = envs.TimeFeature(env)
@@ -263,8 +264,8 @@ def main(argv=None):
     args = parse_args(argv)
     # the paper's runs at δ0 = 50 ms, with t_max = δ0
     if not args.no_limit_t and args.max_t <= args.dt * (1 + 1e-9):
-        print(f"note: t_max = δ = {args.dt:g} s: no action can be repeated, one δ-step a decision, "
-              "as in the paper")
+        print(f"note: t_max = δ = {args.dt:g} s: no action can be repeated, "
+              "one δ-step a decision, as in the paper")
         warnings.filterwarnings("ignore", "max_t")  # the wrapper's warning of the same
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)  # the policy's samples and the network init
@@ -297,7 +298,7 @@ def main(argv=None):
     config = {**vars(args), "dt": dt, "dt0": dt0, "gamma_dt": gamma_dt,
               "learning_rate_used": learning_rate}
     counters = {"update": 0, "decision_steps": 0, "env_steps": 0, "episodes": 0, "wall_time_s": 0.0}
-    # on --resume, a flag not given is the run's own; a finished run ends here
+    # on --resume, a budget or evaluation flag not given is the run's own; a finished run ends here
     given = bookkeeping.given_flags(make_parser(), argv)
     script = TACOS_SCRIPT if tacos(args) else SCRIPT  # TaCoS-PPO logs its cost and decisions too
     run = bookkeeping.open_run(args, script, learner, config, counters, rng, given)

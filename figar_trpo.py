@@ -1,12 +1,12 @@
 """FiGAR-C-TRPO: TRPO with durative actions (Sec. 4.2 of Park, Kim & Kim, NeurIPS 2021), in one
 file.
 
-The policy picks an action a and a duration t ∈ [0, max_t]; a is repeated for ⌈t/δ⌉ δ-steps (at
-least one), blind to what the state does meanwhile. The paper's main baseline for SAR-TRPO: run
-`diff sar_trpo.py figar_trpo.py` to see everything in which the two methods differ.
+The policy picks an action a and a duration t ∈ [0, max_t]; a is repeated for ⌈t/δ⌉ δ-steps
+(at least one), blind to what the state does meanwhile. The paper's main baseline for
+SAR-TRPO: run `diff sar_trpo.py figar_trpo.py` to see everything in which the two methods
+differ.
 
     python figar_trpo.py --env-id InvertedPendulum-v5 --dt lowest --seed 1
-
 """
 import argparse
 import math
@@ -35,12 +35,12 @@ class DurativeRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
     """FiGAR-C's durative actions (Sec. 4.2) around a gymnasium env with 1-D Box spaces; a `step` is
     one decision.
 
-    The action is [a, u_raw], u = (u_raw + 1)/2 ∈ [0, 1]; `a` is repeated for ⌈t/δ⌉ δ-steps with
-    t = u·max_t (at least min_steps), or until the episode ends, blind to the state meanwhile. With
-    limit_t=False u is not clipped above, so t can exceed max_t (App. I). TaCoS's map (Treven et
-    al., 2024), `tacos_map=True`: k = ⌊K_MIN + (K − K_MIN)·u⌋ δ-steps in whole numbers,
-    K = max_t/δ, K_MIN = min_steps. `step` returns R = Σ_k γ_δ^k r_k over its k δ-steps and
-    info["w"] = k.
+    The action is [a, u_raw], u = (u_raw + 1)/2 ∈ [0, 1]; `a` is repeated for ⌈t/δ⌉ δ-steps
+    with t = u·max_t (at least min_steps), or until the episode ends, blind to the state
+    meanwhile. With limit_t=False u is not clipped above, so t can exceed max_t (App. I).
+    TaCoS's map (Treven et al., 2024), `tacos_map=True`: k = ⌊K_MIN + (K − K_MIN)·u⌋ δ-steps
+    in whole numbers, K = ⌊max_t/δ⌋, K_MIN = min_steps. `step` returns R = Σ_k γ_δ^k r_k
+    over its k δ-steps and info["w"] = k.
     """
 
     def __init__(self, env, max_t=MAX_T, limit_t=True, dt=None, gamma_dt=None, min_steps=1,
@@ -108,9 +108,9 @@ class DurativeRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
 
 def check_wrapped(env, dt, gamma_dt, max_t):
-    """(δ, γ_δ, observation size) for a repetition around `env`, checked: `dt` (seconds per step of
-    `env`) and `gamma_dt` (discount per step) if given, else the env's own (envs.DtEnv has both),
-    else γ_δ = 0.99."""
+    """(δ, γ_δ, observation size) for a repetition around `env`, checked: `dt` (seconds per step
+    of `env`) and `gamma_dt` (discount per step) if given, else the env's own (envs.DtEnv has
+    both), else γ_δ = 0.99."""
     if dt is None and env.has_wrapper_attr("dt"):
         dt = env.get_wrapper_attr("dt")
     if gamma_dt is None:
@@ -223,12 +223,13 @@ def policy_parameters(agent):  # π's: what TRPO's natural step moves (the criti
 
 
 def trpo_update(agent, optimizer, batch, args, rng):
-    """TRPO's update (Schulman et al., 2015, App. C): the natural-gradient step on the surrogate
-    E[π/π_old·A] (eq. 14) scaled to a mean KL(π_old‖π) of max_kl, by conjugate gradient, and a
-    backtracking line search that keeps a step only if the surrogate does not drop and the KL is ≤
-    1.5·max_kl (as the authors' TRPO); then the value function's own fit, `vf_epochs` passes of Adam
-    on the value MSE in minibatches. Returns the update's logged means. `optimizer` is the value
-    function's: Table 3's "Adam, 1e-4" is the critic's; the policy moves by the natural step."""
+    """TRPO's update (Schulman et al., 2015, App. C): the natural-gradient step on the
+    surrogate E[π/π_old·A] (eq. 14) scaled to a mean KL(π_old‖π) of max_kl, by conjugate
+    gradient, and a backtracking line search that keeps a step only if the surrogate does not
+    drop and the KL is ≤ 1.5·max_kl (as the authors' TRPO); then the value function's own fit,
+    `vf_epochs` passes of Adam on the value MSE in minibatches. Returns the update's logged
+    means. `optimizer` is the value function's: Table 3's "Adam, 1e-4" is the critic's; the
+    policy moves by the natural step."""
     b_obs, b_actions, b_logprobs, b_advantages, b_returns = map(torch.as_tensor, batch)
     n = len(b_obs)
     # standardised over the batch
@@ -246,8 +247,8 @@ def trpo_update(agent, optimizer, batch, args, rng):
 
     surrogate, kl = surrogate_and_kl()
     g = parameters_to_vector(torch.autograd.grad(surrogate, policy, retain_graph=True))
-    # F·v = ∇(∇KL·v) at π_old, plus damping·v; on the whole batch (SB's trpo_mpi uses every 5th
-    # sample)
+    # F·v = ∇(∇KL·v) at π_old, plus damping·v; on the whole batch (SB's trpo_mpi uses every
+    # 5th sample)
     kl_grad = parameters_to_vector(torch.autograd.grad(kl, policy, create_graph=True))
     fisher_vector_product = lambda v: parameters_to_vector(  # noqa: E731
         torch.autograd.grad(kl_grad @ v, policy, retain_graph=True)) + args.cg_damping * v
@@ -293,7 +294,8 @@ def make_decision_env(args):
     outside it (one draw per decision, Sec. 5.2). Returns (env, the repetition wrapper)."""
     env = envs.make_env(args.env_id, args.dt, args.gamma)
     if args.hold_penalty:
-        env = envs.HoldPenalty(env)  # App. H: counts holding time at δ-level, inside the repetition
+        # App. H: counts holding time at δ-level, inside the repetition
+        env = envs.HoldPenalty(env)
     env = DurativeRepetition(env, args.max_t, limit_t=not args.no_limit_t)
     repetition = env
     if args.noise:
@@ -305,8 +307,8 @@ def main(argv=None):
     args = parse_args(argv)
     # the paper's runs at δ0 = 50 ms, with t_max = δ0
     if not args.no_limit_t and args.max_t <= args.dt * (1 + 1e-9):
-        print(f"note: t_max = δ = {args.dt:g} s: no action can be repeated, one δ-step a decision, "
-              "as in the paper")
+        print(f"note: t_max = δ = {args.dt:g} s: no action can be repeated, "
+              "one δ-step a decision, as in the paper")
         warnings.filterwarnings("ignore", "max_t")  # the wrapper's warning of the same
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)  # the policy's samples and the network init
@@ -324,7 +326,7 @@ def main(argv=None):
         authors_head = "sb2"
     agent = Agent(obs_dim, env.unwrapped.action_space.shape[0], repeat=True,
                   authors_head=authors_head)
-    # the value function's own optimizer (fused: one kernel for all parameters); π takes TRPO's step
+    # the critic's own Adam (fused: one kernel for all parameters); π takes TRPO's step
     optimizer = torch.optim.Adam(agent.critic.parameters(), lr=args.vf_learning_rate,
                                  eps=args.adam_eps, fused=True)
     obs_rms = RunningMeanStd(shape=(obs_dim,))  # network inputs
@@ -332,7 +334,7 @@ def main(argv=None):
     learner = {"agent": agent, "optimizer": optimizer, "obs_rms": obs_rms, "ret_rms": ret_rms}
     config = {**vars(args), "dt": dt, "dt0": dt0, "gamma_dt": gamma_dt}
     counters = {"update": 0, "decision_steps": 0, "env_steps": 0, "episodes": 0, "wall_time_s": 0.0}
-    # on --resume, a flag not given is the run's own; a finished run ends here
+    # on --resume, a budget or evaluation flag not given is the run's own; a finished run ends here
     given = bookkeeping.given_flags(make_parser(), argv)
     run = bookkeeping.open_run(args, SCRIPT, learner, config, counters, rng, given)
     counters = run["counters"]  # a resumed run's

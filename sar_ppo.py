@@ -33,13 +33,14 @@ class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
     """Safe action repetition (Sec. 4.3) around a gymnasium env with 1-D Box spaces; a `step` is one
     decision.
 
-    The action is [a, u_raw], u = (u_raw + 1)/2 ∈ [0, 1]; `a` is repeated every δ and the repetition
-    stops after the first δ-step where the episode ends, k·δ ≥ max_t, or the state has left eq. 6's
-    safe region Δ(s, s_i) ≤ d = u·max_d, or for λ-SAR λ·Δ/max_d + (1-λ)·k·δ/max_t ≥ u (eq. 8).
-    `delta_dims` restricts Δ to some observation dims. With repeat=False (the plain learner) the
-    action has no u and a decision is one δ-step. `step` returns R = Σ_k γ_δ^k r_k over its k
-    δ-steps and info["w"] = k. Δ normalises states by running statistics learned across episodes
-    (`reset(seed=...)` keeps them); `update_stats = False` freezes them.
+    The action is [a, u_raw], u = (u_raw + 1)/2 ∈ [0, 1]; `a` is repeated every δ and the
+    repetition stops after the first δ-step where the episode ends, k·δ ≥ max_t, or the state
+    has left eq. 6's safe region Δ(s, s_i) ≤ d = u·max_d, or for λ-SAR λ·Δ/max_d +
+    (1-λ)·k·δ/max_t ≥ u (eq. 8). `delta_dims` restricts Δ to some observation dims. With
+    repeat=False (the plain learner) the action has no u and a decision is one δ-step. `step`
+    returns R = Σ_k γ_δ^k r_k over its k δ-steps and info["w"] = k. Δ normalises states by
+    running statistics learned across episodes (`reset(seed=...)` keeps them); `update_stats =
+    False` freezes them.
     """
 
     def __init__(self, env, max_d=MAX_D["l1"], max_t=MAX_T, lambda_dt=None, norm="l1", repeat=True,
@@ -81,8 +82,8 @@ class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
         if repeat and self.max_repeats == 1:
             warnings.warn(f"max_t = {max_t} s is not above δ = {self.dt} s: "
                           "no action can be repeated")
-        # Running mean/var of raw δ-level observations for ñ(s); the plain learner has no Δ, never
-        # updates them.
+        # Running mean/var of raw δ-level observations for ñ(s); the plain learner has no Δ,
+        # never updates them.
         self.obs_stats = RunningMeanStd(shape=(dim,))
         self.update_stats = repeat
         self.obs = None
@@ -147,7 +148,8 @@ class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
             # out of eq. (6)'s region; a tie Δ = d ends it, as in the authors' code
             if self.lambda_dt is None and distance >= d:
                 break
-            if self.lambda_dt is not None:  # eq. (8): Δ over d_max and k·δ over t_max, on u's scale
+            # eq. (8): Δ over d_max and k·δ over t_max, on u's scale
+            if self.lambda_dt is not None:
                 lam = self.lambda_dt
                 if lam * distance / self.max_d + (1 - lam) * k * self.dt / self.max_t >= u:
                     break
@@ -165,9 +167,9 @@ class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
 
 def check_wrapped(env, dt, gamma_dt, max_t):
-    """(δ, γ_δ, observation size) for a repetition around `env`, checked: `dt` (seconds per step of
-    `env`) and `gamma_dt` (discount per step) if given, else the env's own (envs.DtEnv has both),
-    else γ_δ = 0.99."""
+    """(δ, γ_δ, observation size) for a repetition around `env`, checked: `dt` (seconds per step
+    of `env`) and `gamma_dt` (discount per step) if given, else the env's own (envs.DtEnv has
+    both), else γ_δ = 0.99."""
     if dt is None and env.has_wrapper_attr("dt"):
         dt = env.get_wrapper_attr("dt")
     if gamma_dt is None:
@@ -308,7 +310,8 @@ def make_decision_env(args):
     outside it (one draw per decision, Sec. 5.2). Returns (env, the repetition wrapper)."""
     env = envs.make_env(args.env_id, args.dt, args.gamma)
     if args.hold_penalty:
-        env = envs.HoldPenalty(env)  # App. H: counts holding time at δ-level, inside the repetition
+        # App. H: counts holding time at δ-level, inside the repetition
+        env = envs.HoldPenalty(env)
     env = SafeActionRepetition(env, args.max_d, args.max_t, args.lambda_dt, args.norm,
                                repeat=not args.no_repeat, delta_dims=args.delta_dims)
     repetition = env
@@ -321,8 +324,8 @@ def main(argv=None):
     args = parse_args(argv)
     # the paper's runs at δ0 = 50 ms, with t_max = δ0
     if not args.no_repeat and args.max_t <= args.dt * (1 + 1e-9):
-        print(f"note: t_max = δ = {args.dt:g} s: no action can be repeated, one δ-step a decision, "
-              "as in the paper")
+        print(f"note: t_max = δ = {args.dt:g} s: no action can be repeated, "
+              "one δ-step a decision, as in the paper")
         warnings.filterwarnings("ignore", "max_t")  # the wrapper's warning of the same
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)  # the policy's samples and the network init
@@ -356,7 +359,7 @@ def main(argv=None):
     config = {**vars(args), "dt": dt, "dt0": dt0, "gamma_dt": gamma_dt,
               "learning_rate_used": learning_rate}
     counters = {"update": 0, "decision_steps": 0, "env_steps": 0, "episodes": 0, "wall_time_s": 0.0}
-    # on --resume, a flag not given is the run's own; a finished run ends here
+    # on --resume, a budget or evaluation flag not given is the run's own; a finished run ends here
     given = bookkeeping.given_flags(make_parser(), argv)
     run = bookkeeping.open_run(args, SCRIPT, learner, config, counters, rng, given)
     counters = run["counters"]  # a resumed run's

@@ -1,12 +1,12 @@
 """SAR-TRPO: TRPO with Safe Action Repetition (Park, Kim & Kim, NeurIPS 2021), in one file.
 
 The policy picks an action a and a safe-region radius d; a is repeated every δ seconds while the
-state stays in the safe region Δ(s, s_i) ≤ d (eq. 6). Also plain TRPO at δ (--no-repeat) and λ-SAR
-(--lambda-dt 0.5, eq. 8). The learner is TRPO (Schulman et al., 2015) with the paper's Table 3
-settings; everything else is sar_ppo.py's: `diff sar_ppo.py sar_trpo.py` shows the two learners.
+state stays in the safe region Δ(s, s_i) ≤ d (eq. 6). Also plain TRPO at δ (--no-repeat) and
+λ-SAR (--lambda-dt 0.5, eq. 8). The learner is TRPO (Schulman et al., 2015) with the paper's
+Table 3 settings; everything else is sar_ppo.py's: `diff sar_ppo.py sar_trpo.py` shows the two
+learners.
 
     python sar_trpo.py --env-id InvertedPendulum-v5 --dt lowest --seed 1
-
 """
 import argparse
 import math
@@ -36,13 +36,14 @@ class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
     """Safe action repetition (Sec. 4.3) around a gymnasium env with 1-D Box spaces; a `step` is one
     decision.
 
-    The action is [a, u_raw], u = (u_raw + 1)/2 ∈ [0, 1]; `a` is repeated every δ and the repetition
-    stops after the first δ-step where the episode ends, k·δ ≥ max_t, or the state has left eq. 6's
-    safe region Δ(s, s_i) ≤ d = u·max_d, or for λ-SAR λ·Δ/max_d + (1-λ)·k·δ/max_t ≥ u (eq. 8).
-    `delta_dims` restricts Δ to some observation dims. With repeat=False (the plain learner) the
-    action has no u and a decision is one δ-step. `step` returns R = Σ_k γ_δ^k r_k over its k
-    δ-steps and info["w"] = k. Δ normalises states by running statistics learned across episodes
-    (`reset(seed=...)` keeps them); `update_stats = False` freezes them.
+    The action is [a, u_raw], u = (u_raw + 1)/2 ∈ [0, 1]; `a` is repeated every δ and the
+    repetition stops after the first δ-step where the episode ends, k·δ ≥ max_t, or the state
+    has left eq. 6's safe region Δ(s, s_i) ≤ d = u·max_d, or for λ-SAR λ·Δ/max_d +
+    (1-λ)·k·δ/max_t ≥ u (eq. 8). `delta_dims` restricts Δ to some observation dims. With
+    repeat=False (the plain learner) the action has no u and a decision is one δ-step. `step`
+    returns R = Σ_k γ_δ^k r_k over its k δ-steps and info["w"] = k. Δ normalises states by
+    running statistics learned across episodes (`reset(seed=...)` keeps them); `update_stats =
+    False` freezes them.
     """
 
     def __init__(self, env, max_d=MAX_D["l1"], max_t=MAX_T, lambda_dt=None, norm="l1", repeat=True,
@@ -84,8 +85,8 @@ class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
         if repeat and self.max_repeats == 1:
             warnings.warn(f"max_t = {max_t} s is not above δ = {self.dt} s: "
                           "no action can be repeated")
-        # Running mean/var of raw δ-level observations for ñ(s); the plain learner has no Δ, never
-        # updates them.
+        # Running mean/var of raw δ-level observations for ñ(s); the plain learner has no Δ,
+        # never updates them.
         self.obs_stats = RunningMeanStd(shape=(dim,))
         self.update_stats = repeat
         self.obs = None
@@ -150,7 +151,8 @@ class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
             # out of eq. (6)'s region; a tie Δ = d ends it, as in the authors' code
             if self.lambda_dt is None and distance >= d:
                 break
-            if self.lambda_dt is not None:  # eq. (8): Δ over d_max and k·δ over t_max, on u's scale
+            # eq. (8): Δ over d_max and k·δ over t_max, on u's scale
+            if self.lambda_dt is not None:
                 lam = self.lambda_dt
                 if lam * distance / self.max_d + (1 - lam) * k * self.dt / self.max_t >= u:
                     break
@@ -168,9 +170,9 @@ class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
 
 def check_wrapped(env, dt, gamma_dt, max_t):
-    """(δ, γ_δ, observation size) for a repetition around `env`, checked: `dt` (seconds per step of
-    `env`) and `gamma_dt` (discount per step) if given, else the env's own (envs.DtEnv has both),
-    else γ_δ = 0.99."""
+    """(δ, γ_δ, observation size) for a repetition around `env`, checked: `dt` (seconds per step
+    of `env`) and `gamma_dt` (discount per step) if given, else the env's own (envs.DtEnv has
+    both), else γ_δ = 0.99."""
     if dt is None and env.has_wrapper_attr("dt"):
         dt = env.get_wrapper_attr("dt")
     if gamma_dt is None:
@@ -283,12 +285,13 @@ def policy_parameters(agent):  # π's: what TRPO's natural step moves (the criti
 
 
 def trpo_update(agent, optimizer, batch, args, rng):
-    """TRPO's update (Schulman et al., 2015, App. C): the natural-gradient step on the surrogate
-    E[π/π_old·A] (eq. 14) scaled to a mean KL(π_old‖π) of max_kl, by conjugate gradient, and a
-    backtracking line search that keeps a step only if the surrogate does not drop and the KL is ≤
-    1.5·max_kl (as the authors' TRPO); then the value function's own fit, `vf_epochs` passes of Adam
-    on the value MSE in minibatches. Returns the update's logged means. `optimizer` is the value
-    function's: Table 3's "Adam, 1e-4" is the critic's; the policy moves by the natural step."""
+    """TRPO's update (Schulman et al., 2015, App. C): the natural-gradient step on the
+    surrogate E[π/π_old·A] (eq. 14) scaled to a mean KL(π_old‖π) of max_kl, by conjugate
+    gradient, and a backtracking line search that keeps a step only if the surrogate does not
+    drop and the KL is ≤ 1.5·max_kl (as the authors' TRPO); then the value function's own fit,
+    `vf_epochs` passes of Adam on the value MSE in minibatches. Returns the update's logged
+    means. `optimizer` is the value function's: Table 3's "Adam, 1e-4" is the critic's; the
+    policy moves by the natural step."""
     b_obs, b_actions, b_logprobs, b_advantages, b_returns = map(torch.as_tensor, batch)
     n = len(b_obs)
     # standardised over the batch
@@ -306,8 +309,8 @@ def trpo_update(agent, optimizer, batch, args, rng):
 
     surrogate, kl = surrogate_and_kl()
     g = parameters_to_vector(torch.autograd.grad(surrogate, policy, retain_graph=True))
-    # F·v = ∇(∇KL·v) at π_old, plus damping·v; on the whole batch (SB's trpo_mpi uses every 5th
-    # sample)
+    # F·v = ∇(∇KL·v) at π_old, plus damping·v; on the whole batch (SB's trpo_mpi uses every
+    # 5th sample)
     kl_grad = parameters_to_vector(torch.autograd.grad(kl, policy, create_graph=True))
     fisher_vector_product = lambda v: parameters_to_vector(  # noqa: E731
         torch.autograd.grad(kl_grad @ v, policy, retain_graph=True)) + args.cg_damping * v
@@ -353,7 +356,8 @@ def make_decision_env(args):
     outside it (one draw per decision, Sec. 5.2). Returns (env, the repetition wrapper)."""
     env = envs.make_env(args.env_id, args.dt, args.gamma)
     if args.hold_penalty:
-        env = envs.HoldPenalty(env)  # App. H: counts holding time at δ-level, inside the repetition
+        # App. H: counts holding time at δ-level, inside the repetition
+        env = envs.HoldPenalty(env)
     env = SafeActionRepetition(env, args.max_d, args.max_t, args.lambda_dt, args.norm,
                                repeat=not args.no_repeat, delta_dims=args.delta_dims)
     repetition = env
@@ -366,8 +370,8 @@ def main(argv=None):
     args = parse_args(argv)
     # the paper's runs at δ0 = 50 ms, with t_max = δ0
     if not args.no_repeat and args.max_t <= args.dt * (1 + 1e-9):
-        print(f"note: t_max = δ = {args.dt:g} s: no action can be repeated, one δ-step a decision, "
-              "as in the paper")
+        print(f"note: t_max = δ = {args.dt:g} s: no action can be repeated, "
+              "one δ-step a decision, as in the paper")
         warnings.filterwarnings("ignore", "max_t")  # the wrapper's warning of the same
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)  # the policy's samples and the network init
@@ -385,7 +389,7 @@ def main(argv=None):
         authors_head = "sb2"
     agent = Agent(obs_dim, env.unwrapped.action_space.shape[0], repeat=not args.no_repeat,
                   authors_head=authors_head)
-    # the value function's own optimizer (fused: one kernel for all parameters); π takes TRPO's step
+    # the critic's own Adam (fused: one kernel for all parameters); π takes TRPO's step
     optimizer = torch.optim.Adam(agent.critic.parameters(), lr=args.vf_learning_rate,
                                  eps=args.adam_eps, fused=True)
     obs_rms = RunningMeanStd(shape=(obs_dim,))  # network inputs
@@ -394,7 +398,7 @@ def main(argv=None):
                "repetition_stats": repetition.obs_stats}
     config = {**vars(args), "dt": dt, "dt0": dt0, "gamma_dt": gamma_dt}
     counters = {"update": 0, "decision_steps": 0, "env_steps": 0, "episodes": 0, "wall_time_s": 0.0}
-    # on --resume, a flag not given is the run's own; a finished run ends here
+    # on --resume, a budget or evaluation flag not given is the run's own; a finished run ends here
     given = bookkeeping.given_flags(make_parser(), argv)
     run = bookkeeping.open_run(args, SCRIPT, learner, config, counters, rng, given)
     counters = run["counters"]  # a resumed run's

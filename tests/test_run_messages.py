@@ -140,7 +140,7 @@ def test_a_tiny_run_resumed_without_a_budget_keeps_its_own_and_a_fresh_start_say
     assert run("figar_ppo.py", tmp_path, "--total-steps", "256", *flags).returncode == 0
     again = run("figar_ppo.py", tmp_path, *flags)  # the plain command: refused, saying why
     assert again.returncode == 2 and "exists, finished: 256 decisions reach --total-steps 256" in again.stderr
-    assert "--resume to continue it (with a larger budget to train it further)" in again.stderr
+    assert "--resume to continue it (with a larger budget to train it further" in again.stderr
     resumed = run("figar_ppo.py", tmp_path, *flags, "--resume")  # no budget given: the run's own, not 1,000,000
     assert resumed.returncode == 0 and "is finished: 256 decisions reach --total-steps 256" in resumed.stdout
     longer = run("figar_ppo.py", tmp_path, *flags, "--total-steps", "512", "--resume")  # given: taken, and said
