@@ -353,9 +353,7 @@ def compute_gae(rewards, values, next_values, discounts, dones, gae_lambda):
 def ppo_update(agent, arp, optimizer, batch, args, rng):
     """PPO's update (Schulman et al., 2017, eq. 7): `update_epochs` passes over the rollout in
     minibatches, each step on the clipped surrogate plus the value MSE. Returns the update's
-    logged means. With --a2c it is A2C's step (Huang et al., 2022): one pass, one minibatch,
-    raw advantages; the ratio is 1, so the gradient is −A·∇log π. π(a_t|s_t) is ARP's: the
-    Gaussian of a_t given its last p steps."""
+    logged means. π(a_t|s_t) is ARP's: the Gaussian of a_t given its last p steps."""
     tensors = map(torch.as_tensor, batch)
     b_obs, b_actions, b_logprobs, b_advantages, b_returns, b_lag_index, b_stored_lags = tensors
     n = len(b_obs)
@@ -377,9 +375,8 @@ def ppo_update(agent, arp, optimizer, batch, args, rng):
                 logs["approx_kl"].append(((ratio - 1) - logratio).mean())
                 logs["clip_fraction"].append(((ratio - 1.0).abs() > args.clip_coef).float().mean())
             mb_advantages = b_advantages[mb]
-            if not args.a2c:
-                mean, std = mb_advantages.mean(), mb_advantages.std()
-                mb_advantages = (mb_advantages - mean) / (std + 1e-8)
+            mean, std = mb_advantages.mean(), mb_advantages.std()
+            mb_advantages = (mb_advantages - mean) / (std + 1e-8)
             clipped = ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef)
             pg_loss = torch.max(-mb_advantages * ratio, -mb_advantages * clipped).mean()
             v_loss = ((newvalue - b_returns[mb]) ** 2).mean()
@@ -391,10 +388,7 @@ def ppo_update(agent, arp, optimizer, batch, args, rng):
             logs["policy_loss"].append(pg_loss.detach())
             logs["value_loss"].append(v_loss.detach())
             logs["entropy"].append(entropy.mean().detach())
-    means = {name: torch.stack(logged).mean().item() for name, logged in logs.items()}
-    if args.a2c:  # approx_kl and clip_fraction are measured before a step: A2C's one step has none
-        means.update(approx_kl="", clip_fraction="")
-    return means
+    return {name: torch.stack(logged).mean().item() for name, logged in logs.items()}
 
 
 # ---------------------------------------------------------------- training
@@ -431,12 +425,8 @@ def main(argv=None):
     agent = Agent(obs_dim, env.unwrapped.action_space.shape[0], repeat=False,
                   init_logstd=args.init_logstd)
     arp = AutoregressiveNoise(env.action_space.shape[0], args.arp_p, args.arp_alpha)
-    if args.a2c:  # RMSprop (Table 4)
-        optimizer = torch.optim.RMSprop(agent.parameters(), lr=learning_rate, alpha=0.99,
-                                        eps=args.adam_eps)
-    else:  # fused: one kernel for all parameters instead of ~10 small ops per tensor
-        optimizer = torch.optim.Adam(agent.parameters(), lr=learning_rate, eps=args.adam_eps,
-                                     fused=True)
+    # fused: one kernel for all parameters instead of ~10 small ops per tensor
+    optimizer = torch.optim.Adam(agent.parameters(), lr=learning_rate, eps=args.adam_eps, fused=True)
     obs_rms = RunningMeanStd(shape=(obs_dim,))  # network inputs
     ret_rms = RunningMeanStd(shape=())  # discounted return, for reward scaling
     learner = {"agent": agent, "optimizer": optimizer, "obs_rms": obs_rms, "ret_rms": ret_rms,
@@ -598,8 +588,6 @@ def evaluate(args, decision_env, agent, obs_rms, repetition_stats):
 TOTAL_STEPS = 1_000_000  # decisions, the default budget
 PPO_DEFAULTS = {"num_steps": 2048, "update_epochs": 10, "minibatch_size": 64, "gae_lambda": 0.95,  # Table 2
                 "init_logstd": 0.0}
-A2C_DEFAULTS = {"num_steps": 256, "update_epochs": 1, "minibatch_size": None,  # Table 4; one minibatch: the rollout
-                "gae_lambda": 1.0, "init_logstd": -1.5}
 CLIP_COEF = 0.2  # PPO's ratio clip ε (Table 2)
 
 
@@ -632,21 +620,18 @@ def make_parser():
     p.add_argument("--hold-penalty", action="store_true", help="App. H: a penalty once an action is held for t_thres")
     # PPO (App. J.3, Table 2)
     p.add_argument("--learning-rate", type=within(float, 0, 1, open_low=True), default=1e-4, help="Adam's step size")
-    p.add_argument("--adam-eps", type=within(float, 1e-12, 1), default=1e-5, help="Adam's (A2C: RMSprop's) epsilon")
-    p.add_argument("--a2c", action="store_true", help="A2C as PPO's special case (Table 4): one step on the whole "
-                   f"rollout, RMSprop, raw advantages, GAE λ {A2C_DEFAULTS['gae_lambda']:g}, "
-                   f"{A2C_DEFAULTS['num_steps']} decisions per update, initial log-std {A2C_DEFAULTS['init_logstd']}")
+    p.add_argument("--adam-eps", type=within(float, 1e-12, 1), default=1e-5, help="Adam's epsilon")
     p.add_argument("--num-steps", type=within(int, 2, 2 ** 20),
-                   help=f"decision steps per update ({PPO_DEFAULTS['num_steps']}; A2C: {A2C_DEFAULTS['num_steps']})")
+                   help=f"decision steps per update ({PPO_DEFAULTS['num_steps']})")
     p.add_argument("--update-epochs", type=within(int, 1, 1000),
                    help=f"passes over a rollout per update ({PPO_DEFAULTS['update_epochs']})")
     p.add_argument("--minibatch-size", type=within(int, 2, 2 ** 20),
                    help=f"decisions per gradient step ({PPO_DEFAULTS['minibatch_size']})")
     p.add_argument("--gamma", type=within(float, 0, 1, open_low=True), default=0.99, help="discount per δ0 (App. J.2)")
     p.add_argument("--gae-lambda", type=within(float, 0, 1),
-                   help=f"GAE λ, per decision step ({PPO_DEFAULTS['gae_lambda']}; A2C: {A2C_DEFAULTS['gae_lambda']:g})")
+                   help=f"GAE λ, per decision step ({PPO_DEFAULTS['gae_lambda']})")
     p.add_argument("--init-logstd", type=within(float, -20, 2), help=f"the policy's initial log-std "
-                   f"({PPO_DEFAULTS['init_logstd']:g}; A2C: {A2C_DEFAULTS['init_logstd']})")
+                   f"({PPO_DEFAULTS['init_logstd']:g})")
     p.add_argument("--clip-coef", type=within(float, 0, 10, open_low=True), default=CLIP_COEF,
                    help="PPO's ratio clip ε")
     p.add_argument("--vf-coef", type=within(float, 0, 1000, open_low=True), default=0.5, help="value loss weight")
@@ -678,18 +663,13 @@ def check_args(args):
         name, _, message = str(e).partition(": ")
         fail(f"--{name.replace('_', '-')}: {message}")
     task = args.env_id.split("-")[0]
-    for flag, given in [("--update-epochs", args.update_epochs), ("--minibatch-size", args.minibatch_size)]:
-        if args.a2c and given is not None:
-            fail(f"{flag}: A2C takes one step on the whole rollout; leave {flag} out with --a2c")
-    for name, default in (A2C_DEFAULTS if args.a2c else PPO_DEFAULTS).items():
+    for name, default in PPO_DEFAULTS.items():
         if getattr(args, name) is None:
             setattr(args, name, default)
     args.minibatch_size = args.minibatch_size or args.num_steps
     for flag, ok, rule in [  # what no single flag sees
             ("--arp-p/--arp-alpha", args.env_id in ARP_TABLE or None not in (args.arp_p, args.arp_alpha),
              f"App. G gives them for {', '.join(ARP_TABLE)} only; pass both for {args.env_id}"),
-            ("--clip-coef", not args.a2c or args.clip_coef == CLIP_COEF,
-             "A2C's ratio is 1, nothing to clip; leave it out"),
             ("--num-steps/--minibatch-size", args.minibatch_size <= args.num_steps,
              f"--minibatch-size {args.minibatch_size} must not exceed --num-steps {args.num_steps}"),
             ("--num-steps/--minibatch-size", args.num_steps % args.minibatch_size != 1,
@@ -716,9 +696,6 @@ def name_run(args):
     """The method's name, its base then each method flag off its default (the paper's variants, App. I), and the
     run's: <env>__<slug>__dt<δ>[__<setting>]__s<seed>."""
     args.method, slug = ("ARP-PPO (scaled)", "arp-ppo-scaled") if args.scale_lr else ("ARP-PPO", "arp-ppo")
-    if args.a2c:  # the same method on A2C
-        args.method = args.method.replace("PPO", "A2C")
-        slug = slug.replace("ppo", "a2c") if "ppo" in slug else slug + "-a2c"
     paper = ARP_TABLE.get(args.env_id, ((None, None), (None, None)))[args.scale_lr]
     variants = [(name, part) for off_default, name, part in [  # (name, run-name part)
         ((args.arp_p, args.arp_alpha) != paper, f"p={args.arp_p}, α={args.arp_alpha:.12g}",
@@ -745,7 +722,7 @@ COLUMNS = ["decision_steps", "env_steps", "physical_time_s", "wall_time_s", "epi
            "approx_kl", "clip_fraction", "entropy", "decisions_per_s", "env_steps_per_s"]
 RESUMABLE_CHANGES = {"total_steps", "physical_time", "eval_every", "eval_episodes", "log_dir", "run_name",
                      "checkpoint_every", "save_model", "resume", "threads", "method"}  # what may differ on --resume
-FLAGS_ADDED_LATER = {"a2c": False, "init_logstd": 0.0}  # and the value runs before them had
+FLAGS_ADDED_LATER = {"init_logstd": 0.0}  # and the value runs before them had
 SCRIPT = bookkeeping.Script(__file__, COLUMNS, RESUMABLE_CHANGES, FLAGS_ADDED_LATER,
                             smaller_steps="smaller steps (--learning-rate, --vf-coef)")
 
