@@ -426,7 +426,8 @@ def main(argv=None):
                   init_logstd=args.init_logstd)
     arp = AutoregressiveNoise(env.action_space.shape[0], args.arp_p, args.arp_alpha)
     # fused: one kernel for all parameters instead of ~10 small ops per tensor
-    optimizer = torch.optim.Adam(agent.parameters(), lr=learning_rate, eps=args.adam_eps, fused=True)
+    optimizer = torch.optim.Adam(agent.parameters(), lr=learning_rate, eps=args.adam_eps,
+                                 fused=True)
     obs_rms = RunningMeanStd(shape=(obs_dim,))  # network inputs
     ret_rms = RunningMeanStd(shape=())  # discounted return, for reward scaling
     learner = {"agent": agent, "optimizer": optimizer, "obs_rms": obs_rms, "ret_rms": ret_rms,
@@ -456,7 +457,7 @@ def main(argv=None):
         eval_env = make_decision_env(args)
 
     bookkeeping.say_plan(run, args, n)
-    try:  # an older checkpoint, or another env: a fresh episode
+    try:  # the first episode; on a MuJoCo task a checkpoint's episode replaces it below
         raw_obs, _ = env.reset(seed=args.seed + 1_000 * counters["update"])
     except ValueError as e:  # the wrapper's check: a non-finite observation
         bookkeeping.env_failed(e, f"update {counters['update'] + 1}")

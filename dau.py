@@ -345,7 +345,8 @@ def evaluate(args, env, agent, scale, bias):
     agent.eval()  # the input statistics frozen
     with torch.inference_mode():
         for episode in range(args.eval_episodes):
-            (obs, _), done = env.reset(seed=args.seed + 10_000 + episode), False
+            obs, _ = env.reset(seed=args.seed + 10_000 + episode)
+            done = False
             while not done:
                 action = agent.act(torch.as_tensor(obs, dtype=torch.float32)[None])[0].numpy()
                 obs, _, terminated, truncated, info = env.step(action * scale + bias)

@@ -83,10 +83,10 @@ class DurativeRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
         # u ∈ [0, 1], unless limit_t is off
         u = (min(max(action[-1], -1.0), self.action_space.high[-1]) + 1) / 2
         a = action[:-1]
-        # ⌈t/δ⌉, at least K_MIN
-        steps = max(self.min_steps, math.ceil(u * self.max_t / self.dt - 1e-9))
-        if self.tacos_map:  # TaCoS: ⌊K_MIN + (K − K_MIN)·u⌋, floored once, in integers
+        if self.tacos_map:  # TaCoS: ⌊K_MIN + (K − K_MIN)·u⌋ δ-steps, floored once
             steps = math.floor(self.min_steps + (self.max_steps - self.min_steps) * u)
+        else:  # FiGAR-C: ⌈t/δ⌉ with t = u·t_max, at least K_MIN
+            steps = max(self.min_steps, math.ceil(u * self.max_t / self.dt - 1e-9))
         R = 0.0  # Σ_k γ_δ^k r_k
         discount = 1.0
         undiscounted = 0.0
@@ -360,7 +360,7 @@ def main(argv=None):
         eval_env = make_decision_env(args)
 
     bookkeeping.say_plan(run, args, n)
-    try:  # an older checkpoint, or another env: a fresh episode
+    try:  # the first episode; on a MuJoCo task a checkpoint's episode replaces it below
         raw_obs, _ = env.reset(seed=args.seed + 1_000 * counters["update"])
     except ValueError as e:  # the wrapper's check: a non-finite observation
         bookkeeping.env_failed(e, f"update {counters['update'] + 1}")

@@ -425,7 +425,7 @@ def main(argv=None):
         eval_env = make_decision_env(args)
 
     bookkeeping.say_plan(run, args, n)
-    try:  # an older checkpoint, or another env: a fresh episode
+    try:  # the first episode; on a MuJoCo task a checkpoint's episode replaces it below
         raw_obs, _ = env.reset(seed=args.seed + 1_000 * counters["update"])
     except ValueError as e:  # the wrapper's check: a non-finite observation
         bookkeeping.env_failed(e, f"update {counters['update'] + 1}")
