@@ -12,7 +12,6 @@ lr·δ/δ0 (App. F.2).
 """
 import argparse
 import math
-import os
 import time
 import warnings
 
@@ -53,14 +52,14 @@ class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
             gamma_dt=gamma_dt, delta_dims=delta_dims)
         gym.Wrapper.__init__(self, env)
         self.dt, self.gamma_dt, dim = check_wrapped(env, dt, gamma_dt, max_t)
-        dims_ok = delta_dims is None
-        if delta_dims is not None:  # distinct dims of the observation
-            distinct = len(set(delta_dims)) == len(delta_dims) > 0
-            dims_ok = distinct and set(delta_dims) <= set(range(dim))
+        dims = range(dim)  # Δ's dims: all, or those listed (Fig. 6)
+        if delta_dims is not None:
+            dims = delta_dims
+        distinct_dims = len(set(dims)) == len(dims) > 0 and set(dims) <= set(range(dim))
         checks = [("max_d", max_d, 0 < max_d < math.inf),
                   ("norm", norm, norm in ("l1", "l2")),
                   ("lambda_dt", lambda_dt, lambda_dt is None or 0 <= lambda_dt <= 1),
-                  ("delta_dims", delta_dims, dims_ok)]
+                  ("delta_dims", delta_dims, distinct_dims)]
         for name, value, ok in checks:
             if not ok:
                 raise ValueError(f"{name}: not a value the method takes (see the docstring), "
@@ -71,7 +70,10 @@ class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self.norm = norm
         self.repeat = repeat
         self.delta_dims = delta_dims
-        self.delta_mask = np.isin(np.arange(dim), delta_dims or [])  # used if delta_dims is given
+        self.delta_mask = np.isin(np.arange(dim), dims)
+        self.per_dim = len(dims)  # l1: ||·||_1 / n over n dims
+        if norm == "l2":
+            self.per_dim = math.sqrt(len(dims))  # l2: ||·||_2 / √n
         if not repeat:
             self.max_repeats = 1  # the plain learner takes one δ-step
         elif max_t == math.inf:
@@ -93,9 +95,9 @@ class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
     def reset(self, **kwargs):
         obs, info = self.env.reset(**kwargs)
+        if not np.isfinite(obs).all():  # refused before anything learns from it
+            raise ValueError(f"observation: not finite, got {obs}")
         self.obs = np.array(obs)  # a copy: some envs update their observation array in place
-        if not np.isfinite(self.obs).all():
-            raise ValueError(f"observation: not finite, got {self.obs}")
         if self.update_stats:
             # one sample: mean x, var 0, count 1
             self.obs_stats.update_from_moments(self.obs, 0.0, 1)
@@ -114,17 +116,9 @@ class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
             a = action[:-1]
             u = (min(max(action[-1], -1.0), 1.0) + 1) / 2  # u ∈ [0, 1]
         d = u * self.max_d
-        # ñ(s) = (s - mean)/(sqrt(var) + 1e-3): the mean cancels; Δ weighs s - s_i, weights fixed
-        # per repetition
-        dim = self.obs.shape[0]
-        if self.delta_dims is not None:
-            dim = len(self.delta_dims)
-        per_dim = dim  # l1: ||·||_1 / dim
-        if self.norm == "l2":
-            per_dim = math.sqrt(dim)  # l2: ||·||_2 / √dim
-        weight = 1.0 / ((np.sqrt(self.obs_stats.var) + 1e-3) * per_dim)
-        if self.delta_dims is not None:
-            weight = weight * self.delta_mask  # Δ over the listed dims only (Fig. 6)
+        # Δ(s, s_i) = ||ñ(s) − ñ(s_i)|| / n, ñ(s) = (s − mean)/(σ + 1e-3): the mean cancels,
+        # so Δ weighs s − s_i by these, fixed for the repetition
+        weight = self.delta_mask / ((np.sqrt(self.obs_stats.var) + 1e-3) * self.per_dim)
         s_i = self.obs
         seen = []  # the repetition's observations
         R = 0.0  # Σ_k γ_δ^k r_k
@@ -422,7 +416,7 @@ def main(argv=None):
     if args.scale_lr:  # PPO (scaled), App. F.2
         learning_rate = args.learning_rate * (dt / dt0)
 
-    agent = Agent(obs_dim, env.unwrapped.action_space.shape[0], repeat=False,
+    agent = Agent(obs_dim, env.unwrapped.action_space.shape[0], repeat=repetition.repeat,
                   init_logstd=args.init_logstd)
     arp = AutoregressiveNoise(env.action_space.shape[0], args.arp_p, args.arp_alpha)
     # fused: one kernel for all parameters instead of ~10 small ops per tensor
@@ -434,10 +428,8 @@ def main(argv=None):
                "repetition_stats": repetition.obs_stats, "arp": arp}
     config = {**vars(args), "dt": dt, "dt0": dt0, "gamma_dt": gamma_dt,
               "learning_rate_used": learning_rate}
-    counters = {"update": 0, "decision_steps": 0, "env_steps": 0, "episodes": 0, "wall_time_s": 0.0}
-    # on --resume, a budget or evaluation flag not given is the run's own; a finished run ends here
-    given = bookkeeping.given_flags(make_parser(), argv)
-    run = bookkeeping.open_run(args, SCRIPT, learner, config, counters, rng, given)
+    # a finished run ends here; on --resume, a budget or evaluation flag not given is the run's own
+    run = bookkeeping.open_run(args, argv, SCRIPT, learner, config, rng)
     counters = run["counters"]  # a resumed run's
 
     # Rollout storage (decision level)
@@ -547,18 +539,21 @@ def main(argv=None):
         return_mean = ""  # no training episode ended
         if finished_returns:
             return_mean = float(np.mean(finished_returns))
+        safe_radius_mean = ""  # the plain learner has none
+        if repetition.repeat:
+            safe_radius_mean = float(radius_buf.mean())
         row = {"decision_steps": counters["decision_steps"], "env_steps": counters["env_steps"],
                "physical_time_s": round(counters["env_steps"] * dt, 6),
                "wall_time_s": round(counters["wall_time_s"], 3), "episodes": counters["episodes"],
                "return_mean": return_mean, "eval_return_mean": eval_return,
-               "action_duration_mean_s": float(durations_buf.mean() * dt), "safe_radius_mean": "",
+               "action_duration_mean_s": float(durations_buf.mean() * dt),
+               "safe_radius_mean": safe_radius_mean,
                **logs,
                "decisions_per_s": round(n / update_time, 1),
                "env_steps_per_s": round(int(durations_buf.sum()) / rollout_time, 1)}
-        last = bookkeeping.finished(args, row["decision_steps"], row["physical_time_s"])
-        checkpoint = counters["update"] % args.checkpoint_every == 0 or last
         episode = bookkeeping.episode_state(env, raw_obs, obs, episode_return, discounted_return)
-        bookkeeping.log_row(run, row, checkpoint, episode)
+        # and a checkpoint every --checkpoint-every updates
+        bookkeeping.log_row(run, args, row, episode)
         bookkeeping.say_progress(run, args, row, update_time)
     if args.save_model:
         bookkeeping.save_model(run["dir"], run["state"])
@@ -603,22 +598,14 @@ def parse_args(argv=None):
 
 def make_parser():
     p = bookkeeping.parser(__doc__)
-    p.add_argument("--env-id", default="InvertedPendulum-v5", help="a gymnasium task with Box spaces (Table 1's eight)")
-    p.add_argument("--dt", help="δ in seconds, or lowest|low|middle|original (Table 1); default lowest, or the task's")
+    envs.add_flags(p)  # --env-id, --dt; --noise, --noise-prob, --noise-std, --hold-penalty (Sec. 5.2, App. H)
     p.add_argument("--seed", type=bookkeeping.SEED, default=1, help="seeds torch, numpy and the env")
-    p.add_argument("--total-steps", type=within(int, 1, 10 ** 10), help=f"decisions to train for ({TOTAL_STEPS:,})")
-    p.add_argument("--physical-time", type=within(float, 0, 10 ** 9, open_low=True), help="seconds of experience "
-                   "instead: the run ends at the first update that reaches them (Fig. 4 at equal physical time)")
+    bookkeeping.add_budget_flags(p, TOTAL_STEPS)  # --total-steps, or --physical-time
     # The method (App. G)
     p.add_argument("--arp-p", type=within(int, 1, 10), help="the AR process's order p (default: App. G's for the task)")
     p.add_argument("--arp-alpha", type=checked(float, lambda v: 0 <= v < 1, "must lie in [0, 1)"),
                    help="α: the noise's smoothness, 0 for white noise (default: App. G's for the task)")
     p.add_argument("--scale-lr", action="store_true", help="lr·δ/δ0 and App. G's (p, α) of ARP-PPO (scaled)")
-    # Stochastic and partially observable settings (Sec. 5.2, App. H)
-    p.add_argument("--noise", choices=envs.NOISE_KINDS, default=None, help="stochastic setting (Sec. 5.2)")
-    p.add_argument("--noise-prob", type=within(float, 0, 1), help=f"p_act / p_ext (default {envs.NOISE_PROB})")
-    p.add_argument("--noise-std", type=within(float, 0, 1e6), help="σ_act / σ_ext / σ_ext2 (default: App. J.2's)")
-    p.add_argument("--hold-penalty", action="store_true", help="App. H: a penalty once an action is held for t_thres")
     # PPO (App. J.3, Table 2)
     p.add_argument("--learning-rate", type=within(float, 0, 1, open_low=True), default=1e-4, help="Adam's step size")
     p.add_argument("--adam-eps", type=within(float, 1e-12, 1), default=1e-5, help="Adam's epsilon")
@@ -640,30 +627,13 @@ def make_parser():
     p.add_argument("--max-grad-norm", type=within(float, 0, 1e6, open_low=True), default=0.5, help="gradient clipping")
     p.add_argument("--norm-obs", action=argparse.BooleanOptionalAction, help="normalise inputs (default: not on Ant)")
     p.add_argument("--norm-reward", action=argparse.BooleanOptionalAction, help="scale rewards (default: not on Ant)")
-    # Evaluation, logs, checkpoints
-    p.add_argument("--eval-every", type=within(int, 0, 10 ** 9), default=0, help="updates between evaluations")
-    p.add_argument("--eval-episodes", type=within(int, 1, 1000), default=5, help="episodes per evaluation")
-    p.add_argument("--log-dir", type=checked(str, bool, "must name a folder"), default="runs",
-                   help="runs are written to <log-dir>/<run-name>/")
-    p.add_argument("--run-name", type=checked(str, lambda v: v.strip(".") and "/" not in v and len(v) < 200, "must be "
-                   "a folder name under 200 characters"),
-                   help="default: <env>__<method>__dt<δ>[__<noise>][__T<seconds>]__s<seed>")
-    p.add_argument("--checkpoint-every", type=within(int, 1, 10 ** 9), default=1, help="updates between checkpoints")
-    p.add_argument("--save-model", action="store_true", help="also save model.pt, the agent and its input statistics")
-    p.add_argument("--resume", action="store_true", help="continue the run from its last checkpoint")
-    p.add_argument("--threads", type=within(int, 1, os.cpu_count()), default=1, help="torch threads")
+    bookkeeping.add_run_flags(p)  # --eval-every, --eval-episodes, --log-dir, --run-name, --checkpoint-every, ...
     return p
 
 
 def check_args(args):
     """What no single flag sees, in one table; then the defaults that hang on other flags."""
-    try:
-        default_dt = "lowest" if args.env_id in envs.DT_TABLE else None  # given empty, --dt is bad input
-        args.dt = envs.resolve_dt(args.env_id, default_dt if args.dt is None else args.dt)
-    except ValueError as e:
-        name, _, message = str(e).partition(": ")
-        fail(f"--{name.replace('_', '-')}: {message}")
-    task = args.env_id.split("-")[0]
+    envs.check_flags(args)  # --dt in seconds; the stochastic settings where the paper defines them
     for name, default in PPO_DEFAULTS.items():
         if getattr(args, name) is None:
             setattr(args, name, default)
@@ -675,18 +645,11 @@ def check_args(args):
              f"--minibatch-size {args.minibatch_size} must not exceed --num-steps {args.num_steps}"),
             ("--num-steps/--minibatch-size", args.num_steps % args.minibatch_size != 1,
              f"{args.num_steps} decisions in minibatches of {args.minibatch_size} leave a last one of one decision, "
-             "whose advantages have no std"),
-            ("--noise-prob/--noise-std", args.noise or {args.noise_prob, args.noise_std} == {None}, "need --noise"),
-            ("--noise", not args.noise or task in envs.NOISE_STD, f"App. J.2 defines it for {', '.join(envs.NOISE_STD)}"
-             f" only, not {args.env_id}"),
-            ("--hold-penalty", not args.hold_penalty or task in envs.HOLD_PENALTY,
-             f"App. H defines it for {', '.join(envs.HOLD_PENALTY)} only, not {args.env_id}")]:
+             "whose advantages have no std")]:
         if not ok:
             fail(f"{flag}: {rule}")
-    if args.total_steps is not None and args.physical_time is not None:
-        fail("--physical-time: a run has one budget; leave out --total-steps")
-    if args.physical_time is None:
-        args.total_steps = args.total_steps or TOTAL_STEPS
+    bookkeeping.check_budget(args, TOTAL_STEPS)
+    task = args.env_id.split("-")[0]
     args.norm_obs, args.norm_reward = (task != "Ant" if on is None else on for on in (args.norm_obs, args.norm_reward))
     paper_p, paper_alpha = ARP_TABLE.get(args.env_id, ((None, None), (None, None)))[args.scale_lr]
     args.arp_p = paper_p if args.arp_p is None else args.arp_p
@@ -703,15 +666,7 @@ def name_run(args):
          f"p{args.arp_p}-alpha{args.arp_alpha:.12g}")] if off_default]
     args.method += f" ({', '.join(name for name, _ in variants)})" if variants else ""
     slug = "-".join([slug] + [part for _, part in variants])
-    setting = ""  # the stochastic setting's part of the run name, if any
-    if args.noise:
-        setting += f"__{args.noise}"
-    if args.noise_prob is not None:
-        setting += f"-p{args.noise_prob:g}"
-    if args.noise_std is not None:
-        setting += f"-std{args.noise_std:g}"
-    if args.hold_penalty:
-        setting += "__hold-penalty"
+    setting = envs.setting(args)  # the stochastic setting's part of the run name, if any
     if args.physical_time is not None:  # a budget of physical time: its own runs
         setting += f"__T{args.physical_time:g}"
     args.run_name = args.run_name or f"{args.env_id}__{slug}__dt{args.dt:g}{setting}__s{args.seed}"
@@ -724,7 +679,7 @@ COLUMNS = ["decision_steps", "env_steps", "physical_time_s", "wall_time_s", "epi
 RESUMABLE_CHANGES = {"total_steps", "physical_time", "eval_every", "eval_episodes", "log_dir", "run_name",
                      "checkpoint_every", "save_model", "resume", "threads", "method"}  # what may differ on --resume
 FLAGS_ADDED_LATER = {"init_logstd": 0.0}  # and the value runs before them had
-SCRIPT = bookkeeping.Script(__file__, COLUMNS, RESUMABLE_CHANGES, FLAGS_ADDED_LATER,
+SCRIPT = bookkeeping.Script(__file__, COLUMNS, RESUMABLE_CHANGES, FLAGS_ADDED_LATER, make_parser=make_parser,
                             smaller_steps="smaller steps (--learning-rate, --vf-coef)")
 
 if __name__ == "__main__":

@@ -37,7 +37,9 @@ class Script(NamedTuple):
     resumable: set  # flags that may differ on --resume
     added_later: dict  # a run made before a flag existed had this value
     smaller_steps: str  # the flags that make smaller steps, named when the loss diverges
+    make_parser: object  # the script's parser: which flags a command line gives
     unit: str = "decisions"  # what progress.csv's first column counts (DAU: transitions)
+    counters: tuple = ("update", "decision_steps", "env_steps", "episodes", "wall_time_s")  # a new run's, all 0
 
 
 # ---------------------------------------------------------------- bad input: one line, exit status 2
@@ -92,6 +94,37 @@ def parser(description):
     p = argparse.ArgumentParser(description=description, formatter_class=HelpFormatter)
     p.error = fail
     return p
+
+
+def add_budget_flags(p, total_steps):  # a run's budget: decisions, or seconds of experience
+    p.add_argument("--total-steps", type=within(int, 1, 10 ** 10), help=f"decisions to train for ({total_steps:,})")
+    p.add_argument("--physical-time", type=within(float, 0, 10 ** 9, open_low=True), help="seconds of experience "
+                   "instead: the run ends at the first update that reaches them (Fig. 4 at equal physical time)")
+
+
+def check_budget(args, total_steps):  # one budget: --physical-time, or --total-steps (default `total_steps`)
+    if args.total_steps is not None and args.physical_time is not None:
+        fail("--physical-time: a run has one budget; leave out --total-steps")
+    if args.physical_time is None:
+        args.total_steps = args.total_steps or total_steps
+
+
+def add_run_flags(p, every="updates", checkpoint_every=1, save_model=True,
+                  run_name="<env>__<method>__dt<δ>[__<noise>][__T<seconds>]__s<seed>"):
+    """Evaluation, logs, checkpoints: the flags of a run's folder."""
+    p.add_argument("--eval-every", type=within(int, 0, 10 ** 9), default=0, help=f"{every} between evaluations")
+    p.add_argument("--eval-episodes", type=within(int, 1, 1000), default=5, help="episodes per evaluation")
+    p.add_argument("--log-dir", type=checked(str, bool, "must name a folder"), default="runs",
+                   help="runs are written to <log-dir>/<run-name>/")
+    p.add_argument("--run-name", type=checked(str, lambda v: v.strip(".") and "/" not in v and len(v) < 200, "must be "
+                   "a folder name under 200 characters"), help=f"default: {run_name}")
+    p.add_argument("--checkpoint-every", type=within(int, 1, 10 ** 9), default=checkpoint_every,
+                   help=f"{every} between checkpoints")
+    if save_model:
+        p.add_argument("--save-model", action="store_true",
+                       help="also save model.pt, the agent and its input statistics")
+    p.add_argument("--resume", action="store_true", help="continue the run from its last checkpoint")
+    p.add_argument("--threads", type=within(int, 1, os.cpu_count()), default=1, help="torch threads")
 
 
 def guard(main):
@@ -243,19 +276,29 @@ def say_rows(run, args, num_rows, dt):
         rounded = f" (--physical-time {args.physical_time:g} s rounded up to {args.total_steps * dt:g} s)"
     print(f"{run['dir']}: {args.method}, {num_rows} rows of {args.train_every} steps of {args.num_envs} envs "
           f"and {args.gradient_steps} gradient steps{rounded}", flush=True)
+    # the last line's time and row; this session's first row; the last training return shown
+    row = run["counters"]["row"]
+    run.update(shown=(time.time(), row), first_row=row + 1, last_return="no episode ended yet")
 
 
-def say_row(run, row, num_rows, shown, last_return):
-    """DAU's line for a row: how far, the last training return, the evaluation if any, the speeds and the time
-    left at the pace since the line `shown` (its time and row)."""
+def say_row(run, row, num_rows):
+    """DAU's line for a row, every 10 s, at this session's first and the last row and at each evaluation: how far,
+    the last training return (the envs' episodes end together, so most rows end none: the last one stays shown),
+    the evaluation if any, the speeds and the time left at the pace since the last line."""
     done = run["counters"]["row"]
-    minutes = (num_rows - done) * (time.time() - shown[0]) / max(1, done - shown[1]) / 60
+    if row["return_mean"] != "":
+        run["last_return"] = f"return {row['return_mean']:.1f} (row {done})"
+    due = time.time() - run["shown"][0] >= 10 or done in (run["first_row"], num_rows)
+    if not due and row["eval_return_mean"] == "":
+        return
+    minutes = (num_rows - done) * (time.time() - run["shown"][0]) / max(1, done - run["shown"][1]) / 60
     evaluated = ""
     if row["eval_return_mean"] != "":
         evaluated = f" | evaluation {row['eval_return_mean']:.1f}"
     print(f"row {done}/{num_rows} | transitions {row['decision_steps']:,} | physical {row['physical_time_s']:.0f}s | "
-          f"{last_return}{evaluated} | value loss {row['value_loss']:.3g} | {row['decisions_per_s']:.0f} transitions/s "
-          f"| {row['gradient_steps_per_s']:.0f} gradient steps/s | left {minutes:.1f} min", flush=True)
+          f"{run['last_return']}{evaluated} | value loss {row['value_loss']:.3g} | {row['decisions_per_s']:.0f} "
+          f"transitions/s | {row['gradient_steps_per_s']:.0f} gradient steps/s | left {minutes:.1f} min", flush=True)
+    run["shown"] = (time.time(), done)
 
 
 def env_failed(error, where):  # the wrappers' checks (a non-finite observation or reward): one line
@@ -264,11 +307,10 @@ def env_failed(error, where):  # the wrappers' checks (a non-finite observation 
 
 
 # ---------------------------------------------------------------- the run folder
-def open_run(args, script, learner, config, counters, rng=None, given=None):
+def open_run(args, argv, script, learner, config, rng=None):
     """Lock the run folder; continue the run from its checkpoint or start it (a finished run exits 0, a bad one 2).
-    `learner`: the parts with a state (a RunningMeanStd, or anything with state_dict); `counters`: a new run's.
-    `given`: the flags given on the command line; on --resume a budget or evaluation flag not given takes the
-    run's own value, not the script's default."""
+    `learner`: the parts with a state (a RunningMeanStd, or anything with state_dict). On --resume a budget or
+    evaluation flag not on the command line `argv` takes the run's own value, not the script's default."""
     run_dir = os.path.join(args.log_dir, args.run_name)
     progress, checkpoint = os.path.join(run_dir, "progress.csv"), os.path.join(run_dir, "checkpoint.pt")
     if os.path.isfile(run_dir):
@@ -286,6 +328,7 @@ def open_run(args, script, learner, config, counters, rng=None, given=None):
         fail(f"--log-dir: cannot make {run_dir} ({e.strerror})")
     if (os.path.exists(progress) or os.path.exists(checkpoint)) and not args.resume:  # made meanwhile by another
         fail(f"--run-name: {run_dir} exists; pass --resume to continue it or choose another --run-name")
+    counters = {name: 0 for name in script.counters}
     run = {"dir": run_dir, "script": script, "learner": learner, "rng": rng, "rows": [], "config": None,
            "state": None, "counters": counters}
     state, done, physical, made = None, 0, 0.0, {}
@@ -321,8 +364,8 @@ def open_run(args, script, learner, config, counters, rng=None, given=None):
                 refuse_changed_flags(args, script, made, run_dir)
             except (OSError, ValueError) as e:
                 fail(f"--resume: cannot read {run_dir}/config.json ({type(e).__name__}), and there is no checkpoint.pt")
-    if made and given is not None:  # a flag not given takes the run's own value
-        take_own_values(args, made, given)
+    if made:  # a flag not given takes the run's own value
+        take_own_values(args, made, given_flags(script.make_parser(), argv))
     if args.resume and not state and done and not finished(args, done, physical):
         fail(f"--resume: {run_dir} has {done:,} {script.unit} but no checkpoint.pt to continue from")
     flag, value = budget(args)
@@ -393,11 +436,12 @@ def refuse_changed_flags(args, script, made, run_dir):
         fail(f"--resume: {run_dir} was made with other {', '.join(changed)}")
 
 
-def log_row(run, row, checkpoint, envs_now=None):
-    """Append `row` to progress.csv, on the disk before the checkpoint that holds it (if `checkpoint`).
-    `envs_now`: what `save_checkpoint` saves of where the next step starts."""
+def log_row(run, args, row, envs_now=None):
+    """Append `row` to progress.csv, on the disk before the checkpoint that holds it: every --checkpoint-every
+    updates (DAU: rows) and at the end. `envs_now`: what `save_checkpoint` saves of where the next step starts,
+    or a function that reads it."""
+    unit = "update" if "update" in run["counters"] else "row"
     if not math.isfinite(row["policy_loss"] + row["value_loss"]):  # before it reaches a row or a checkpoint
-        unit = "update" if "update" in run["counters"] else "row"
         sys.exit(f"{os.path.basename(sys.argv[0])}: the loss diverged in {unit} {run['counters'][unit]} (not "
                  f"logged); train anew under another --run-name with {run['script'].smaller_steps}")
     run["rows"].append(row)
@@ -405,7 +449,10 @@ def log_row(run, row, checkpoint, envs_now=None):
         f.write(csv_text(run["script"].columns, [row]))
         f.flush()
         os.fsync(f.fileno())  # on disk before its checkpoint, even through a power loss
-    if checkpoint:
+    last = finished(args, row["decision_steps"], row["physical_time_s"])
+    if run["counters"][unit] % args.checkpoint_every == 0 or last:
+        if callable(envs_now):  # DAU's many envs: read only for a checkpoint
+            envs_now = envs_now()
         run["state"] = save_checkpoint(run, envs_now)
 
 

@@ -38,7 +38,7 @@ import torch.nn as nn
 
 import bookkeeping
 import envs
-from bookkeeping import checked, fail, within
+from bookkeeping import fail, within
 
 
 # ---------------------------------------------------------------- the networks
@@ -237,10 +237,8 @@ def main(argv=None):
                "actor_optimizer": actor_optimizer, "exploration": exploration, "memory": memory}
     config = {**vars(args), "dt": dt, "dt0": dt0, "gamma_dt": gamma_dt,
               "learning_rate_used": args.learning_rate * dt, "rmsprop_alpha": 1 - dt}
-    counters = {"row": 0, "transitions": 0, "gradient_steps": 0, "episodes": 0, "wall_time_s": 0.0}
-    # on --resume, a budget or evaluation flag not given is the run's own; a finished run ends here
-    given = bookkeeping.given_flags(make_parser(), argv)
-    run = bookkeeping.open_run(args, SCRIPT, learner, config, counters, given=given)
+    # a finished run ends here; on --resume, a budget or evaluation flag not given is the run's own
+    run = bookkeeping.open_run(args, argv, SCRIPT, learner, config)
     counters = run["counters"]  # a resumed run's
     eval_env = None
     if args.eval_every:
@@ -260,10 +258,6 @@ def main(argv=None):
     terminated = np.zeros(args.num_envs, bool)
     truncated = np.zeros(args.num_envs, bool)
     start = time.time() - counters["wall_time_s"]
-    # when the last progress line was printed, and at which row
-    shown = (time.time(), counters["row"])
-    first = counters["row"] + 1
-    last_return = "no episode ended yet"
     while counters["row"] < num_rows:
         row_start = time.time()
         finished = []  # the returns of the episodes that ended in this row
@@ -325,18 +319,9 @@ def main(argv=None):
                "decisions_per_s": round(n / row_time, 1), "env_steps_per_s": round(n / env_time, 1),
                "gradient_steps": counters["gradient_steps"],
                "gradient_steps_per_s": round(args.gradient_steps / learn_time, 1)}
-        checkpoint = counters["row"] % args.checkpoint_every == 0 or counters["row"] == num_rows
-        envs_now = None  # where the next vector step starts, saved with a checkpoint
-        if checkpoint:
-            envs_now = bookkeeping.envs_state(train_envs, obs)
-        bookkeeping.log_row(run, row, checkpoint, envs_now)
-        # the envs' episodes end together, so most rows end none: the last ones stay shown
-        if finished:
-            last_return = f"return {row['return_mean']:.1f} (row {counters['row']})"
-        due = time.time() - shown[0] >= 10 or counters["row"] in (first, num_rows)  # every 10 s
-        if due or eval_return != "":
-            bookkeeping.say_row(run, row, num_rows, shown, last_return)
-            shown = (time.time(), counters["row"])
+        # and a checkpoint every --checkpoint-every rows, with where the next vector step starts
+        bookkeeping.log_row(run, args, row, lambda: bookkeeping.envs_state(train_envs, obs))
+        bookkeeping.say_row(run, row, num_rows)  # every 10 s, and each evaluation
 
 
 def evaluate(args, env, agent, scale, bias):
@@ -368,8 +353,7 @@ def parse_args(argv=None):
 
 def make_parser():
     p = bookkeeping.parser(__doc__)
-    p.add_argument("--env-id", default="InvertedPendulum-v5", help="a gymnasium task with Box spaces (Table 1's eight)")
-    p.add_argument("--dt", help="δ in seconds, or lowest|low|middle|original (Table 1); default lowest, or the task's")
+    envs.add_flags(p, stochastic=False)  # --env-id, --dt
     p.add_argument("--seed", type=bookkeeping.SEED, default=1, help="seeds torch and the envs")
     p.add_argument("--physical-time", type=within(float, 0, 10 ** 9, open_low=True),
                    help="seconds of experience summed over the envs; default 10^6·δ0, Fig. 4's 10^6 δ0-steps")
@@ -387,29 +371,15 @@ def make_parser():
     p.add_argument("--ou-sigma", type=within(float, 0, 10 ** 6), default=1.5, help="OU scale σ (actions in [-1, 1])")
     p.add_argument("--no-input-norm", action="store_true", help="no input normalisation (the recipe's "
                    "--normalize_state), as the runs made before this flag")
-    # Evaluation, logs, checkpoints
-    p.add_argument("--eval-every", type=within(int, 0, 10 ** 9), default=0,
-                   help="rows between evaluations (a row: K vector steps, then L gradient steps)")
-    p.add_argument("--eval-episodes", type=within(int, 1, 1000), default=5, help="episodes per evaluation")
-    p.add_argument("--log-dir", type=checked(str, bool, "must name a folder"), default="runs",
-                   help="runs are written to <log-dir>/<run-name>/")
-    p.add_argument("--run-name", type=checked(str, lambda v: v.strip(".") and "/" not in v and len(v) < 200, "must be "
-                   "a folder name under 200 characters"), help="default: <env>__dau-norm__dt<δ>__s<seed>")
-    p.add_argument("--checkpoint-every", type=within(int, 1, 10 ** 9), default=500,
-                   help="rows between checkpoints (the replay memory is in each)")
-    p.add_argument("--resume", action="store_true", help="continue the run from its last checkpoint")
-    p.add_argument("--threads", type=within(int, 1, os.cpu_count()), default=1, help="torch threads")
+    # a row: K vector steps, then L gradient steps; a checkpoint holds the replay memory
+    bookkeeping.add_run_flags(p, every="rows", checkpoint_every=500, save_model=False,
+                              run_name="<env>__dau-norm__dt<δ>__s<seed>")
     return p
 
 
 def check_args(args):
     """What no single flag sees, in one table; then the budget: --physical-time in transitions, whole rows."""
-    try:
-        default_dt = "lowest" if args.env_id in envs.DT_TABLE else None  # given empty, --dt is bad input
-        args.dt = envs.resolve_dt(args.env_id, default_dt if args.dt is None else args.dt)
-    except ValueError as e:
-        name, _, message = str(e).partition(": ")
-        fail(f"--{name.replace('_', '-')}: {message}")
+    envs.check_flags(args)  # --dt in seconds
     for flag, ok, rule in [  # what no single flag sees
             ("--dt", args.dt < 1, f"{args.dt:g} s leaves RMSprop no α = 1 − δ in (0, 1)"),
             ("--physical-time", args.physical_time is not None or envs.dt0_of(args.env_id) is not None,
@@ -454,8 +424,9 @@ COLUMNS = ["decision_steps", "env_steps", "physical_time_s", "wall_time_s", "epi
 RESUMABLE_CHANGES = {"physical_time", "total_steps", "eval_every", "eval_episodes", "log_dir", "run_name",
                      "checkpoint_every", "resume", "method"}  # what may differ on --resume (not --threads: the numbers)
 FLAGS_ADDED_LATER = {"no_input_norm": True}  # the runs made before the flag had no normalisation
-SCRIPT = bookkeeping.Script(__file__, COLUMNS, RESUMABLE_CHANGES, FLAGS_ADDED_LATER,
-                            smaller_steps="a smaller --learning-rate", unit="transitions")
+SCRIPT = bookkeeping.Script(__file__, COLUMNS, RESUMABLE_CHANGES, FLAGS_ADDED_LATER, make_parser=make_parser,
+                            smaller_steps="a smaller --learning-rate", unit="transitions",
+                            counters=("row", "transitions", "gradient_steps", "episodes", "wall_time_s"))
 
 if __name__ == "__main__":
     bookkeeping.guard(main)

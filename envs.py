@@ -11,6 +11,8 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.envs.mujoco import MujocoEnv
 
+from bookkeeping import fail, within
+
 # Table 1 (App. J.2): (δ_lowest, δ_low, δ_middle, δ_original = δ0), in seconds.
 DT_LEVELS = ("lowest", "low", "middle", "original")
 DT_TABLE = {
@@ -175,6 +177,55 @@ class DtEnv(gym.Wrapper, gym.utils.RecordConstructorArgs):
             info["episode"] = {"r": self.episode_return, "l": self.episode_length,
                                "t": self.episode_length * self.dt}
         return obs, reward, terminated, truncated, info
+
+
+# ---------------------------------------------------------------- the flags of the env, in every training script
+def add_flags(p, stochastic=True):
+    """--env-id and --dt; with `stochastic`, the stochastic and partially observable settings (Sec. 5.2, App. H)."""
+    p.add_argument("--env-id", default="InvertedPendulum-v5", help="a gymnasium task with Box spaces (Table 1's eight)")
+    p.add_argument("--dt", help="δ in seconds, or lowest|low|middle|original (Table 1); default lowest, or the task's")
+    if stochastic:
+        p.add_argument("--noise", choices=NOISE_KINDS, default=None, help="stochastic setting (Sec. 5.2)")
+        p.add_argument("--noise-prob", type=within(float, 0, 1), help=f"p_act / p_ext (default {NOISE_PROB})")
+        p.add_argument("--noise-std", type=within(float, 0, 1e6), help="σ_act / σ_ext / σ_ext2 (default: App. J.2's)")
+        p.add_argument("--hold-penalty", action="store_true",
+                       help="App. H: a penalty once an action is held for t_thres")
+
+
+def check_flags(args):
+    """--dt in seconds (by default δ_lowest of Table 1's tasks, another task's own); the stochastic settings on
+    the tasks App. J.2 and App. H define them for."""
+    try:
+        default_dt = "lowest" if args.env_id in DT_TABLE else None  # given empty, --dt is bad input
+        args.dt = resolve_dt(args.env_id, default_dt if args.dt is None else args.dt)
+    except ValueError as e:
+        name, _, message = str(e).partition(": ")
+        fail(f"--{name.replace('_', '-')}: {message}")
+    if "noise" not in args:
+        return
+    task = args.env_id.split("-")[0]
+    for flag, ok, rule in [
+            ("--noise-prob/--noise-std", args.noise or {args.noise_prob, args.noise_std} == {None}, "need --noise"),
+            ("--noise", not args.noise or task in NOISE_STD, f"App. J.2 defines it for {', '.join(NOISE_STD)}"
+             f" only, not {args.env_id}"),
+            ("--hold-penalty", not args.hold_penalty or task in HOLD_PENALTY,
+             f"App. H defines it for {', '.join(HOLD_PENALTY)} only, not {args.env_id}")]:
+        if not ok:
+            fail(f"{flag}: {rule}")
+
+
+def setting(args):
+    """The run name's part for the stochastic setting: __<noise>[-p<p>][-std<σ>][__hold-penalty], or ""."""
+    part = ""
+    if args.noise:
+        part += f"__{args.noise}"
+    if args.noise_prob is not None:
+        part += f"-p{args.noise_prob:g}"
+    if args.noise_std is not None:
+        part += f"-std{args.noise_std:g}"
+    if args.hold_penalty:
+        part += "__hold-penalty"
+    return part
 
 
 def _bare(spec):

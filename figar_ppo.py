@@ -8,7 +8,6 @@ run `diff sar_ppo.py figar_ppo.py` to see everything in which the two methods di
 """
 import argparse
 import math
-import os
 import time
 import warnings
 
@@ -21,7 +20,7 @@ from torch.distributions.normal import Normal
 
 import bookkeeping
 import envs
-from bookkeeping import checked, fail, within
+from bookkeeping import fail, within
 
 MAX_T = 0.05  # t_max (s): the longest duration t = u·t_max (App. J.3)
 MAX_T_CAP = 1000  # (s) the largest finite t_max taken, by the flag and the wrapper alike
@@ -62,7 +61,9 @@ class DurativeRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
                           "no action can be repeated")
         low, high = env.action_space.low, env.action_space.high
         # --no-limit-t: u is not clipped above
-        u_high = np.float32(1) if limit_t else np.float32(np.inf)
+        u_high = np.float32(1)
+        if not limit_t:
+            u_high = np.float32(np.inf)
         self.action_space = gym.spaces.Box(np.append(low, np.float32(-1)), np.append(high, u_high))
 
     def reset(self, **kwargs):
@@ -262,11 +263,6 @@ def make_decision_env(args):
 
 def main(argv=None):
     args = parse_args(argv)
-    # the paper's runs at δ0 = 50 ms, with t_max = δ0
-    if not args.no_limit_t and args.max_t <= args.dt * (1 + 1e-9):
-        print(f"note: t_max = δ = {args.dt:g} s: no action can be repeated, "
-              "one δ-step a decision, as in the paper")
-        warnings.filterwarnings("ignore", "max_t")  # the wrapper's warning of the same
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)  # the policy's samples and the network init
     rng = np.random.default_rng(args.seed)  # minibatch order; the env has its own, seeded by reset
@@ -297,11 +293,11 @@ def main(argv=None):
     learner = {"agent": agent, "optimizer": optimizer, "obs_rms": obs_rms, "ret_rms": ret_rms}
     config = {**vars(args), "dt": dt, "dt0": dt0, "gamma_dt": gamma_dt,
               "learning_rate_used": learning_rate}
-    counters = {"update": 0, "decision_steps": 0, "env_steps": 0, "episodes": 0, "wall_time_s": 0.0}
-    # on --resume, a budget or evaluation flag not given is the run's own; a finished run ends here
-    given = bookkeeping.given_flags(make_parser(), argv)
-    script = TACOS_SCRIPT if tacos(args) else SCRIPT  # TaCoS-PPO logs its cost and decisions too
-    run = bookkeeping.open_run(args, script, learner, config, counters, rng, given)
+    # a finished run ends here; on --resume, a budget or evaluation flag not given is the run's own
+    script = SCRIPT
+    if tacos(args):  # TaCoS-PPO logs its cost and decisions too
+        script = TACOS_SCRIPT
+    run = bookkeeping.open_run(args, argv, script, learner, config, rng)
     counters = run["counters"]  # a resumed run's
 
     # Rollout storage (decision level)
@@ -419,17 +415,15 @@ def main(argv=None):
                "decisions_per_s": round(n / update_time, 1),
                "env_steps_per_s": round(int(durations_buf.sum()) / rollout_time, 1)}
         # the return without the cost is return_mean; the cost and the decisions beside it
-        if tacos(args):
-            row["cost_mean"] = ""  # no episode ended
-            row["decisions_per_episode"] = ""
-            if finished_costs:
-                row["cost_mean"] = float(np.mean(finished_costs))
-                row["decisions_per_episode"] = float(np.mean(finished_decisions))
+        if tacos(args):  # blank if no episode ended
+            row.update(cost_mean="", decisions_per_episode="")
             row["eval_decisions_per_episode"] = eval_decisions
-        last = bookkeeping.finished(args, row["decision_steps"], row["physical_time_s"])
-        checkpoint = counters["update"] % args.checkpoint_every == 0 or last
+        if tacos(args) and finished_costs:
+            row["cost_mean"] = float(np.mean(finished_costs))
+            row["decisions_per_episode"] = float(np.mean(finished_decisions))
         episode = bookkeeping.episode_state(env, raw_obs, obs, episode_return, discounted_return)
-        bookkeeping.log_row(run, row, checkpoint, episode)
+        # and a checkpoint every --checkpoint-every updates
+        bookkeeping.log_row(run, args, row, episode)
         bookkeeping.say_progress(run, args, row, update_time)
     if args.save_model:
         bookkeeping.save_model(run["dir"], run["state"])
@@ -477,12 +471,9 @@ def parse_args(argv=None):
 
 def make_parser():
     p = bookkeeping.parser(__doc__)
-    p.add_argument("--env-id", default="InvertedPendulum-v5", help="a gymnasium task with Box spaces (Table 1's eight)")
-    p.add_argument("--dt", help="δ in seconds, or lowest|low|middle|original (Table 1); default lowest, or the task's")
+    envs.add_flags(p)  # --env-id, --dt; --noise, --noise-prob, --noise-std, --hold-penalty (Sec. 5.2, App. H)
     p.add_argument("--seed", type=bookkeeping.SEED, default=1, help="seeds torch, numpy and the env")
-    p.add_argument("--total-steps", type=within(int, 1, 10 ** 10), help=f"decisions to train for ({TOTAL_STEPS:,})")
-    p.add_argument("--physical-time", type=within(float, 0, 10 ** 9, open_low=True), help="seconds of experience "
-                   "instead: the run ends at the first update that reaches them (Fig. 4 at equal physical time)")
+    bookkeeping.add_budget_flags(p, TOTAL_STEPS)  # --total-steps, or --physical-time
     # The method (Sec. 4.2)
     p.add_argument("--max-t", type=within(float, 0, MAX_T_CAP, open_low=True), default=MAX_T,
                    help="t_max (s): t = u·t_max")
@@ -496,28 +487,23 @@ def make_parser():
     p.add_argument("--time-feature", action="store_true",
                    help="the episode's elapsed time over its limit appended to the observation (TaCoS)")
     p.add_argument("--scale-lr", action="store_true", help="lr·δ/δ0, as PPO (scaled) in App. F.2")
-    # Stochastic and partially observable settings (Sec. 5.2, App. H)
-    p.add_argument("--noise", choices=envs.NOISE_KINDS, default=None, help="stochastic setting (Sec. 5.2)")
-    p.add_argument("--noise-prob", type=within(float, 0, 1), help=f"p_act / p_ext (default {envs.NOISE_PROB})")
-    p.add_argument("--noise-std", type=within(float, 0, 1e6), help="σ_act / σ_ext / σ_ext2 (default: App. J.2's)")
-    p.add_argument("--hold-penalty", action="store_true", help="App. H: a penalty once an action is held for t_thres")
     # PPO (App. J.3, Table 2)
     p.add_argument("--learning-rate", type=within(float, 0, 1, open_low=True), default=1e-4, help="Adam's step size")
-    p.add_argument("--adam-eps", type=within(float, 1e-12, 1), default=1e-5, help="Adam's (A2C: RMSprop's) epsilon")
+    p.add_argument("--adam-eps", type=within(float, 1e-12, 1), default=1e-5, help="Adam's epsilon")
     p.add_argument("--a2c", action="store_true", help="A2C as PPO's special case (Table 4): one step on the whole "
-                   f"rollout, RMSprop, raw advantages, GAE λ {A2C_DEFAULTS['gae_lambda']:g}, "
+                   f"rollout, RMSprop (its epsilon: --adam-eps), raw advantages, GAE λ {A2C_DEFAULTS['gae_lambda']:g}, "
                    f"{A2C_DEFAULTS['num_steps']} decisions per update, initial log-std {A2C_DEFAULTS['init_logstd']}")
     p.add_argument("--num-steps", type=within(int, 2, 2 ** 20),
-                   help=f"decision steps per update ({PPO_DEFAULTS['num_steps']}; A2C: {A2C_DEFAULTS['num_steps']})")
+                   help=f"decision steps per update ({PPO_DEFAULTS['num_steps']})")
     p.add_argument("--update-epochs", type=within(int, 1, 1000),
                    help=f"passes over a rollout per update ({PPO_DEFAULTS['update_epochs']})")
     p.add_argument("--minibatch-size", type=within(int, 2, 2 ** 20),
                    help=f"decisions per gradient step ({PPO_DEFAULTS['minibatch_size']})")
     p.add_argument("--gamma", type=within(float, 0, 1, open_low=True), default=0.99, help="discount per δ0 (App. J.2)")
     p.add_argument("--gae-lambda", type=within(float, 0, 1),
-                   help=f"GAE λ, per decision step ({PPO_DEFAULTS['gae_lambda']}; A2C: {A2C_DEFAULTS['gae_lambda']:g})")
+                   help=f"GAE λ, per decision step ({PPO_DEFAULTS['gae_lambda']})")
     p.add_argument("--init-logstd", type=within(float, -20, 2), help=f"the policy's initial log-std "
-                   f"({PPO_DEFAULTS['init_logstd']:g}; A2C: {A2C_DEFAULTS['init_logstd']})")
+                   f"({PPO_DEFAULTS['init_logstd']:g})")
     p.add_argument("--sb3-u-init", action="store_true", help="with --a2c, the authors' init of the repetition "
                    "head (PyTorch's default: σ ≈ 1 at the start, not --init-logstd's), to measure it")
     p.add_argument("--clip-coef", type=within(float, 0, 10, open_low=True), default=CLIP_COEF,
@@ -527,30 +513,13 @@ def make_parser():
     p.add_argument("--max-grad-norm", type=within(float, 0, 1e6, open_low=True), default=0.5, help="gradient clipping")
     p.add_argument("--norm-obs", action=argparse.BooleanOptionalAction, help="normalise inputs (default: not on Ant)")
     p.add_argument("--norm-reward", action=argparse.BooleanOptionalAction, help="scale rewards (default: not on Ant)")
-    # Evaluation, logs, checkpoints
-    p.add_argument("--eval-every", type=within(int, 0, 10 ** 9), default=0, help="updates between evaluations")
-    p.add_argument("--eval-episodes", type=within(int, 1, 1000), default=5, help="episodes per evaluation")
-    p.add_argument("--log-dir", type=checked(str, bool, "must name a folder"), default="runs",
-                   help="runs are written to <log-dir>/<run-name>/")
-    p.add_argument("--run-name", type=checked(str, lambda v: v.strip(".") and "/" not in v and len(v) < 200, "must be "
-                   "a folder name under 200 characters"),
-                   help="default: <env>__<method>__dt<δ>[__<noise>][__T<seconds>]__s<seed>")
-    p.add_argument("--checkpoint-every", type=within(int, 1, 10 ** 9), default=1, help="updates between checkpoints")
-    p.add_argument("--save-model", action="store_true", help="also save model.pt, the agent and its input statistics")
-    p.add_argument("--resume", action="store_true", help="continue the run from its last checkpoint")
-    p.add_argument("--threads", type=within(int, 1, os.cpu_count()), default=1, help="torch threads")
+    bookkeeping.add_run_flags(p)  # --eval-every, --eval-episodes, --log-dir, --run-name, --checkpoint-every, ...
     return p
 
 
 def check_args(args):
     """What no single flag sees, in one table; then the defaults that hang on other flags."""
-    try:
-        default_dt = "lowest" if args.env_id in envs.DT_TABLE else None  # given empty, --dt is bad input
-        args.dt = envs.resolve_dt(args.env_id, default_dt if args.dt is None else args.dt)
-    except ValueError as e:
-        name, _, message = str(e).partition(": ")
-        fail(f"--{name.replace('_', '-')}: {message}")
-    task = args.env_id.split("-")[0]
+    envs.check_flags(args)  # --dt in seconds; the stochastic settings where the paper defines them
     for flag, given in [("--update-epochs", args.update_epochs), ("--minibatch-size", args.minibatch_size)]:
         if args.a2c and given is not None:
             fail(f"{flag}: A2C takes one step on the whole rollout; leave {flag} out with --a2c")
@@ -571,21 +540,17 @@ def check_args(args):
              "whose advantages have no std"),
             ("--sb3-u-init", not args.sb3_u_init or args.a2c,
              "is SAR-A2C's and FiGAR-C-A2C's: it needs --a2c"),
-            ("--noise-prob/--noise-std", args.noise or {args.noise_prob, args.noise_std} == {None}, "need --noise"),
-            ("--noise", not args.noise or task in envs.NOISE_STD, f"App. J.2 defines it for {', '.join(envs.NOISE_STD)}"
-             f" only, not {args.env_id}"),
-            ("--hold-penalty", not args.hold_penalty or task in envs.HOLD_PENALTY,
-             f"App. H defines it for {', '.join(envs.HOLD_PENALTY)} only, not {args.env_id}"),
             ("--min-steps", args.min_steps <= max(1, math.floor(args.max_t / args.dt + 1e-9)),
              f"{args.min_steps} δ-steps exceed --max-t {args.max_t:g} s at δ = {args.dt:g} s"),
             ("--duration-map", args.duration_map == "figar" or not args.no_limit_t,
              "TaCoS's holds end at t_max; leave out --no-limit-t")]:
         if not ok:
             fail(f"{flag}: {rule}")
-    if args.total_steps is not None and args.physical_time is not None:
-        fail("--physical-time: a run has one budget; leave out --total-steps")
-    if args.physical_time is None:
-        args.total_steps = args.total_steps or TOTAL_STEPS
+    bookkeeping.check_budget(args, TOTAL_STEPS)
+    if not args.no_limit_t and args.max_t <= args.dt * (1 + 1e-9):  # the paper's runs at δ0 = 50 ms: t_max = δ0
+        print(f"note: t_max = δ = {args.dt:g} s: no action can be repeated, one δ-step a decision, as in the paper")
+        warnings.filterwarnings("ignore", "max_t")  # the wrapper's warning of the same
+    task = args.env_id.split("-")[0]
     args.norm_obs, args.norm_reward = (task != "Ant" if on is None else on for on in (args.norm_obs, args.norm_reward))
 
 
@@ -594,33 +559,22 @@ def name_run(args):
     run's: <env>__<slug>__dt<δ>[__<setting>]__s<seed>."""
     args.method, slug = "FiGAR-C-PPO", "figar"
     if tacos(args):  # TaCoS-PPO: its switch cost always in its name, then what differs from TaCoS's own
-        notes, parts = [f"c={args.switch_cost:g}"], [f"tacos-c{args.switch_cost:g}"]
-        if args.min_steps != 1:
-            notes, parts = notes + [f"K_MIN={args.min_steps}"], parts + [f"kmin{args.min_steps}"]
-        if args.duration_map == "figar":
-            notes, parts = notes + ["FiGAR-C's map"], parts + ["figar-map"]
-        if not args.time_feature:
-            notes, parts = notes + ["no time feature"], parts + ["no-time"]
-        args.method, slug = f"TaCoS-PPO ({', '.join(notes)})", "-".join(parts)
+        args.method, slug = "TaCoS-PPO", "tacos"
     if args.a2c:  # the same method on A2C
         args.method = args.method.replace("PPO", "A2C")
         slug = slug.replace("ppo", "a2c") if "ppo" in slug else slug + "-a2c"
     variants = [(name, part) for off_default, name, part in [  # (name, run-name part)
+        (tacos(args), f"c={args.switch_cost:g}", f"c{args.switch_cost:g}"),
+        (args.min_steps != 1, f"K_MIN={args.min_steps}", f"kmin{args.min_steps}"),
+        (tacos(args) and args.duration_map == "figar", "FiGAR-C's map", "figar-map"),
+        (tacos(args) and not args.time_feature, "no time feature", "no-time"),
         (args.no_limit_t, "no limit on t", "no-limit-t"),
         (args.max_t != MAX_T, f"t_max={args.max_t:g}", f"maxt{args.max_t:g}"),
         (args.scale_lr, "scaled lr", "scaled-lr"),
         (args.sb3_u_init, "SB3 u init", "sb3-u-init")] if off_default]
     args.method += f" ({', '.join(name for name, _ in variants)})" if variants else ""
     slug = "-".join([slug] + [part for _, part in variants])
-    setting = ""  # the stochastic setting's part of the run name, if any
-    if args.noise:
-        setting += f"__{args.noise}"
-    if args.noise_prob is not None:
-        setting += f"-p{args.noise_prob:g}"
-    if args.noise_std is not None:
-        setting += f"-std{args.noise_std:g}"
-    if args.hold_penalty:
-        setting += "__hold-penalty"
+    setting = envs.setting(args)  # the stochastic setting's part of the run name, if any
     if args.physical_time is not None:  # a budget of physical time: its own runs
         setting += f"__T{args.physical_time:g}"
     args.run_name = args.run_name or f"{args.env_id}__{slug}__dt{args.dt:g}{setting}__s{args.seed}"
@@ -638,7 +592,7 @@ RESUMABLE_CHANGES = {"total_steps", "physical_time", "eval_every", "eval_episode
                      "checkpoint_every", "save_model", "resume", "threads", "method"}  # what may differ on --resume
 FLAGS_ADDED_LATER = {"a2c": False, "init_logstd": 0.0, "sb3_u_init": False,  # and the value runs before them had
                      "switch_cost": 0.0, "min_steps": 1, "duration_map": "figar", "time_feature": False}
-SCRIPT = bookkeeping.Script(__file__, COLUMNS, RESUMABLE_CHANGES, FLAGS_ADDED_LATER,
+SCRIPT = bookkeeping.Script(__file__, COLUMNS, RESUMABLE_CHANGES, FLAGS_ADDED_LATER, make_parser=make_parser,
                             smaller_steps="smaller steps (--learning-rate, --vf-coef)")
 TACOS_SCRIPT = SCRIPT._replace(columns=COLUMNS + ["cost_mean", "decisions_per_episode", "eval_decisions_per_episode"])
 

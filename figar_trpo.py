@@ -10,7 +10,6 @@ differ.
 """
 import argparse
 import math
-import os
 import time
 import warnings
 
@@ -25,7 +24,7 @@ from torch.nn.utils import parameters_to_vector, vector_to_parameters
 
 import bookkeeping
 import envs
-from bookkeeping import checked, fail, within
+from bookkeeping import fail, within
 
 MAX_T = 0.05  # t_max (s): the longest duration t = u·t_max (App. J.3)
 MAX_T_CAP = 1000  # (s) the largest finite t_max taken, by the flag and the wrapper alike
@@ -66,7 +65,9 @@ class DurativeRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
                           "no action can be repeated")
         low, high = env.action_space.low, env.action_space.high
         # --no-limit-t: u is not clipped above
-        u_high = np.float32(1) if limit_t else np.float32(np.inf)
+        u_high = np.float32(1)
+        if not limit_t:
+            u_high = np.float32(np.inf)
         self.action_space = gym.spaces.Box(np.append(low, np.float32(-1)), np.append(high, u_high))
 
     def reset(self, **kwargs):
@@ -305,11 +306,6 @@ def make_decision_env(args):
 
 def main(argv=None):
     args = parse_args(argv)
-    # the paper's runs at δ0 = 50 ms, with t_max = δ0
-    if not args.no_limit_t and args.max_t <= args.dt * (1 + 1e-9):
-        print(f"note: t_max = δ = {args.dt:g} s: no action can be repeated, "
-              "one δ-step a decision, as in the paper")
-        warnings.filterwarnings("ignore", "max_t")  # the wrapper's warning of the same
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)  # the policy's samples and the network init
     rng = np.random.default_rng(args.seed)  # minibatch order; the env has its own, seeded by reset
@@ -333,10 +329,8 @@ def main(argv=None):
     ret_rms = RunningMeanStd(shape=())  # discounted return, for reward scaling
     learner = {"agent": agent, "optimizer": optimizer, "obs_rms": obs_rms, "ret_rms": ret_rms}
     config = {**vars(args), "dt": dt, "dt0": dt0, "gamma_dt": gamma_dt}
-    counters = {"update": 0, "decision_steps": 0, "env_steps": 0, "episodes": 0, "wall_time_s": 0.0}
-    # on --resume, a budget or evaluation flag not given is the run's own; a finished run ends here
-    given = bookkeeping.given_flags(make_parser(), argv)
-    run = bookkeeping.open_run(args, SCRIPT, learner, config, counters, rng, given)
+    # a finished run ends here; on --resume, a budget or evaluation flag not given is the run's own
+    run = bookkeeping.open_run(args, argv, SCRIPT, learner, config, rng)
     counters = run["counters"]  # a resumed run's
     # resumed after an update: π's parameters become views into one vector, as trpo_update leaves
     # them, so that every product rounds as it did before
@@ -447,10 +441,9 @@ def main(argv=None):
                **logs,
                "decisions_per_s": round(n / update_time, 1),
                "env_steps_per_s": round(int(durations_buf.sum()) / rollout_time, 1)}
-        last = bookkeeping.finished(args, row["decision_steps"], row["physical_time_s"])
-        checkpoint = counters["update"] % args.checkpoint_every == 0 or last
         episode = bookkeeping.episode_state(env, raw_obs, obs, episode_return, discounted_return)
-        bookkeeping.log_row(run, row, checkpoint, episode)
+        # and a checkpoint every --checkpoint-every updates
+        bookkeeping.log_row(run, args, row, episode)
         bookkeeping.say_progress(run, args, row, update_time)
     if args.save_model:
         bookkeeping.save_model(run["dir"], run["state"])
@@ -488,21 +481,13 @@ def parse_args(argv=None):
 
 def make_parser():
     p = bookkeeping.parser(__doc__)
-    p.add_argument("--env-id", default="InvertedPendulum-v5", help="a gymnasium task with Box spaces (Table 1's eight)")
-    p.add_argument("--dt", help="δ in seconds, or lowest|low|middle|original (Table 1); default lowest, or the task's")
+    envs.add_flags(p)  # --env-id, --dt; --noise, --noise-prob, --noise-std, --hold-penalty (Sec. 5.2, App. H)
     p.add_argument("--seed", type=bookkeeping.SEED, default=1, help="seeds torch, numpy and the env")
-    p.add_argument("--total-steps", type=within(int, 1, 10 ** 10), help=f"decisions to train for ({TOTAL_STEPS:,})")
-    p.add_argument("--physical-time", type=within(float, 0, 10 ** 9, open_low=True), help="seconds of experience "
-                   "instead: the run ends at the first update that reaches them (Fig. 4 at equal physical time)")
+    bookkeeping.add_budget_flags(p, TOTAL_STEPS)  # --total-steps, or --physical-time
     # The method (Sec. 4.2)
     p.add_argument("--max-t", type=within(float, 0, MAX_T_CAP, open_low=True), default=MAX_T,
                    help="t_max (s): t = u·t_max")
     p.add_argument("--no-limit-t", action="store_true", help="ablation (App. I): u unclipped above, t may pass t_max")
-    # Stochastic and partially observable settings (Sec. 5.2, App. H)
-    p.add_argument("--noise", choices=envs.NOISE_KINDS, default=None, help="stochastic setting (Sec. 5.2)")
-    p.add_argument("--noise-prob", type=within(float, 0, 1), help=f"p_act / p_ext (default {envs.NOISE_PROB})")
-    p.add_argument("--noise-std", type=within(float, 0, 1e6), help="σ_act / σ_ext / σ_ext2 (default: App. J.2's)")
-    p.add_argument("--hold-penalty", action="store_true", help="App. H: a penalty once an action is held for t_thres")
     # TRPO (App. J.3, Table 3)
     p.add_argument("--num-steps", type=within(int, 2, 2 ** 20), default=1024, help="decision steps per update")
     p.add_argument("--gamma", type=within(float, 0, 1, open_low=True), default=0.99, help="discount per δ0 (App. J.2)")
@@ -522,47 +507,26 @@ def make_parser():
     p.add_argument("--vf-minibatch-size", type=within(int, 1, 2 ** 20), default=128, help="decisions per value step")
     p.add_argument("--norm-obs", action=argparse.BooleanOptionalAction, help="normalise inputs (default: not on Ant)")
     p.add_argument("--norm-reward", action=argparse.BooleanOptionalAction, help="scale rewards (default: not on Ant)")
-    # Evaluation, logs, checkpoints
-    p.add_argument("--eval-every", type=within(int, 0, 10 ** 9), default=0, help="updates between evaluations")
-    p.add_argument("--eval-episodes", type=within(int, 1, 1000), default=5, help="episodes per evaluation")
-    p.add_argument("--log-dir", type=checked(str, bool, "must name a folder"), default="runs",
-                   help="runs are written to <log-dir>/<run-name>/")
-    p.add_argument("--run-name", type=checked(str, lambda v: v.strip(".") and "/" not in v and len(v) < 200, "must be "
-                   "a folder name under 200 characters"),
-                   help="default: <env>__<method>__dt<δ>[__<noise>][__T<seconds>]__s<seed>")
-    p.add_argument("--checkpoint-every", type=within(int, 1, 10 ** 9), default=1, help="updates between checkpoints")
-    p.add_argument("--save-model", action="store_true", help="also save model.pt, the agent and its input statistics")
-    p.add_argument("--resume", action="store_true", help="continue the run from its last checkpoint")
-    p.add_argument("--threads", type=within(int, 1, os.cpu_count()), default=1, help="torch threads")
+    bookkeeping.add_run_flags(p)  # --eval-every, --eval-episodes, --log-dir, --run-name, --checkpoint-every, ...
     return p
 
 
 def check_args(args):
     """What no single flag sees, in one table; then the defaults that hang on other flags."""
-    try:
-        default_dt = "lowest" if args.env_id in envs.DT_TABLE else None  # given empty, --dt is bad input
-        args.dt = envs.resolve_dt(args.env_id, default_dt if args.dt is None else args.dt)
-    except ValueError as e:
-        name, _, message = str(e).partition(": ")
-        fail(f"--{name.replace('_', '-')}: {message}")
-    task = args.env_id.split("-")[0]
+    envs.check_flags(args)  # --dt in seconds; the stochastic settings where the paper defines them
     for flag, ok, rule in [  # what no single flag sees
             ("--max-t", args.no_limit_t or args.max_t > args.dt * (1 + 1e-9) or args.max_t == args.dt == MAX_T
              and envs.is_paper_task(args.env_id), f"{args.max_t:g} s is not above δ = {args.dt:g} s, so no action "
              f"could be repeated; pass --max-t {4 * args.dt:g} (up to 4 δ-steps a decision)"),
             ("--num-steps/--vf-minibatch-size", args.vf_minibatch_size <= args.num_steps,
-             f"--vf-minibatch-size {args.vf_minibatch_size} must not exceed --num-steps {args.num_steps}"),
-            ("--noise-prob/--noise-std", args.noise or {args.noise_prob, args.noise_std} == {None}, "need --noise"),
-            ("--noise", not args.noise or task in envs.NOISE_STD, f"App. J.2 defines it for {', '.join(envs.NOISE_STD)}"
-             f" only, not {args.env_id}"),
-            ("--hold-penalty", not args.hold_penalty or task in envs.HOLD_PENALTY,
-             f"App. H defines it for {', '.join(envs.HOLD_PENALTY)} only, not {args.env_id}")]:
+             f"--vf-minibatch-size {args.vf_minibatch_size} must not exceed --num-steps {args.num_steps}")]:
         if not ok:
             fail(f"{flag}: {rule}")
-    if args.total_steps is not None and args.physical_time is not None:
-        fail("--physical-time: a run has one budget; leave out --total-steps")
-    if args.physical_time is None:
-        args.total_steps = args.total_steps or TOTAL_STEPS
+    bookkeeping.check_budget(args, TOTAL_STEPS)
+    if not args.no_limit_t and args.max_t <= args.dt * (1 + 1e-9):  # the paper's runs at δ0 = 50 ms: t_max = δ0
+        print(f"note: t_max = δ = {args.dt:g} s: no action can be repeated, one δ-step a decision, as in the paper")
+        warnings.filterwarnings("ignore", "max_t")  # the wrapper's warning of the same
+    task = args.env_id.split("-")[0]
     args.norm_obs, args.norm_reward = (task != "Ant" if on is None else on for on in (args.norm_obs, args.norm_reward))
 
 
@@ -577,15 +541,7 @@ def name_run(args):
         variants.append(("SB2 log-std", "sb2-logstd"))
     args.method += f" ({', '.join(name for name, _ in variants)})" if variants else ""
     slug = "-".join([slug] + [part for _, part in variants])
-    setting = ""  # the stochastic setting's part of the run name, if any
-    if args.noise:
-        setting += f"__{args.noise}"
-    if args.noise_prob is not None:
-        setting += f"-p{args.noise_prob:g}"
-    if args.noise_std is not None:
-        setting += f"-std{args.noise_std:g}"
-    if args.hold_penalty:
-        setting += "__hold-penalty"
+    setting = envs.setting(args)  # the stochastic setting's part of the run name, if any
     if args.physical_time is not None:  # a budget of physical time: its own runs
         setting += f"__T{args.physical_time:g}"
     args.run_name = args.run_name or f"{args.env_id}__{slug}__dt{args.dt:g}{setting}__s{args.seed}"
@@ -599,7 +555,7 @@ COLUMNS = ["decision_steps", "env_steps", "physical_time_s", "wall_time_s", "epi
 RESUMABLE_CHANGES = {"total_steps", "physical_time", "eval_every", "eval_episodes", "log_dir", "run_name",
                      "checkpoint_every", "save_model", "resume", "threads", "method"}  # what may differ on --resume
 FLAGS_ADDED_LATER = {"sb2_logstd": False}  # and the value runs before them had
-SCRIPT = bookkeeping.Script(__file__, COLUMNS, RESUMABLE_CHANGES, FLAGS_ADDED_LATER,
+SCRIPT = bookkeeping.Script(__file__, COLUMNS, RESUMABLE_CHANGES, FLAGS_ADDED_LATER, make_parser=make_parser,
                             smaller_steps="smaller steps (--max-kl, --vf-learning-rate)")
 
 if __name__ == "__main__":

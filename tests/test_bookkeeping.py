@@ -1,6 +1,7 @@
 """bookkeeping.py, the run's folder shared by every training script, tested directly: the lock, whole-or-nothing
 writes, a diverged loss, exact resume of one env and of many (Ant's positions read before a step included), and
 that no training script carries a copy of it."""
+import argparse
 import ast
 import errno
 import io
@@ -69,15 +70,18 @@ def test_a_failed_write_leaves_the_old_file_its_mode_and_no_temporary(tmp_path, 
     assert open(path).read() == '{"new": 2}' and os.stat(path).st_mode & 0o777 == 0o640
 
 
+EVERY_UPDATE = argparse.Namespace(checkpoint_every=1, total_steps=10, physical_time=None)  # a checkpoint each row
+
+
 def test_diverging_loss_stops_before_a_nan_row_or_checkpoint(tmp_path):
     run = {"dir": str(tmp_path), "counters": {"update": 3}, "rows": [], "script": sar_ppo.SCRIPT}
     with pytest.raises(SystemExit) as exit_info:
-        bookkeeping.log_row(run, {"policy_loss": math.nan, "value_loss": 0.5}, checkpoint=True)
+        bookkeeping.log_row(run, EVERY_UPDATE, {"policy_loss": math.nan, "value_loss": 0.5})
     assert "diverged in update 3" in str(exit_info.value.code) and "--learning-rate" in str(exit_info.value.code)
     assert run["rows"] == [] and list(tmp_path.iterdir()) == []
     run.update(counters={"row": 7}, script=dau.SCRIPT)
     with pytest.raises(SystemExit) as exit_info:
-        bookkeeping.log_row(run, {"policy_loss": 0.1, "value_loss": math.inf}, checkpoint=False)
+        bookkeeping.log_row(run, EVERY_UPDATE, {"policy_loss": 0.1, "value_loss": math.inf})
     assert "diverged in row 7" in str(exit_info.value.code) and "a smaller --learning-rate" in str(exit_info.value.code)
 
 
