@@ -36,7 +36,10 @@ numbers of the report), with the seeds' count.
               (dau.py --eval-every N; a run without any is left out, named in a warning, and a cell
               without any says "no evaluation" and has no verdict) and SAR-PPO's training return over
               the last 10% of T (hatched where a SAR-PPO run ends before T: read at its end); prints the
-              table with the decisions each used and each method's δ-invariance at T (as --ratios)
+              table with the decisions each used and each method's δ-invariance at T (as --ratios); and
+              fig4_equal_terms_<tasks>: Fig. 4 on equal terms, SAR-PPO trained to T (--physical-time T)
+              against DAU with normalisation, both read by their deterministic evaluations (bars) and by
+              their training returns (diamonds) over the last 10% of T; prints its table, both readings
 
     python plot.py results/runs --out results/figures               # figures + tables
     python plot.py results/runs --x physical_time_s --format pdf     # App. F.2's axis
@@ -59,6 +62,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.colors  # noqa: E402
+import matplotlib.lines  # noqa: E402
 import matplotlib.patches  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 import matplotlib.ticker  # noqa: E402
@@ -857,6 +861,96 @@ def fig4_figure(groups, tasks):
     return fig
 
 
+FIG4_EQUAL_DAU = "DAU"  # fig4_dau_norm.sh's: DAU with the recipe's input normalisation
+READINGS = ("evaluation", "training")  # Fig. 4 on equal terms reads both methods both ways
+
+
+def fig4_equal_cells(groups):
+    """{(env, δ): (T, SAR-PPO's runs trained to T, DAU's runs)}: Fig. 4 on equal terms (fig4_equal_terms.sh), a
+    cell for each task and δ with DAU runs with normalisation; T is their --physical-time, SAR-PPO's runs those
+    of `--physical-time T`."""
+    cells = {}
+    for (env_id, setting, method, dt), runs in groups.items():
+        if method == FIG4_EQUAL_DAU and setting == "deterministic":
+            seconds = runs[0][0]["physical_time"]
+            cells[(env_id, dt)] = (seconds, groups.get((env_id, f"T={seconds:g}s", "SAR-PPO", dt), []), runs)
+    return dict(sorted(cells.items(), key=lambda item: (TASKS.index(item[0][0]) if item[0][0] in TASKS else len(TASKS),
+                                                        item[0])))
+
+
+def fig4_equal_values(cell, reading):
+    """(SAR-PPO's values, DAU's values) of one cell: by their deterministic evaluations over the last 10% of
+    their physical time, or by their training returns over the last 10% of T. A run with nothing to read in
+    its window (no evaluation, no episode ended) gives no value."""
+    seconds, sar, dau = cell
+    if reading == "evaluation":
+        values = [[evaluated_return(columns) for _, columns, _ in runs] for runs in (sar, dau)]
+    else:
+        values = [[return_at_physical_time(columns, seconds)[0] for _, columns, _ in runs] for runs in (sar, dau)]
+    return tuple([v for v in side if not math.isnan(v)] for side in values)
+
+
+def fig4_equal_table(groups):
+    """Markdown: Fig. 4 on equal terms: per task and δ, SAR-PPO trained to T and DAU with normalisation (mean
+    [min, max] (seeds)), read by their evaluations, then by their training returns, each reading with the one
+    rule's verdict."""
+    lines = ["| task | δ (ms) | T (s) | SAR-PPO, evaluation | DAU, evaluation | SAR-PPO above? | "
+             "SAR-PPO, training | DAU, training | SAR-PPO above? |", "|---|---|---|---|---|---|---|---|---|"]
+    for (env_id, dt), cell in fig4_equal_cells(groups).items():
+        parts = []
+        for reading in READINGS:
+            sar, dau = fig4_equal_values(cell, reading)
+            answer = "–"  # never from a side without a value
+            if sar and dau:
+                answer = verdict(sar, dau)
+            parts += [range_cell(sar), range_cell(dau), answer]
+        lines.append(f"| {env_id} | {dt * 1000:g} | {cell[0]:,.0f} | " + " | ".join(parts) + " |")
+    return "\n".join(lines)
+
+
+def fig4_equal_figure(groups, tasks):
+    """Fig. 4 on equal terms: a panel per task (four a row), per δ a pair of bars read by the deterministic
+    evaluations (SAR-PPO, DAU) and beside each its training return as an open diamond; whiskers the seeds'
+    min–max, dots the seeds."""
+    cells = fig4_equal_cells(groups)
+    rows, cols = math.ceil(len(tasks) / PER_FIGURE), min(len(tasks), PER_FIGURE)
+    fig, axes = plt.subplots(rows, cols, figsize=(max(5.0, 2.7 * cols + 0.6), 2.6 * rows + 1.3), squeeze=False)
+    for ax, env_id in zip(axes.flat, tasks):
+        dts = sorted(dt for e, dt in cells if e == env_id)
+        for i, dt in enumerate(dts):
+            evaluated = fig4_equal_values(cells[(env_id, dt)], "evaluation")
+            trained = fig4_equal_values(cells[(env_id, dt)], "training")
+            for j, method in enumerate(("SAR-PPO", "DAU")):
+                x = i + (j - 0.5) * 0.38
+                if evaluated[j]:
+                    mean, low, high = mean_range(evaluated[j])
+                    ax.bar(x, mean, 0.38, yerr=[[mean - low], [high - mean]], capsize=2, error_kw={"lw": 1},
+                           color=method_color(method), edgecolor="white", linewidth=0)
+                    ax.scatter([x] * len(evaluated[j]), evaluated[j], s=7, color="black", zorder=3)
+                if trained[j]:
+                    ax.scatter([x], [np.mean(trained[j])], s=22, marker="D", facecolor="white",
+                               edgecolor="black", linewidth=1.0, zorder=4)
+        ax.set_xticks(range(len(dts)), [f"{dt * 1000:g} ms\nT = {cells[(env_id, dt)][0]:,.0f} s" for dt in dts],
+                      fontsize=7)
+        ax.set_xlim(-0.6, len(dts) - 0.4)
+        ax.set_title(env_id, fontsize=8)
+        ax.tick_params(axis="y", labelsize=7)
+        ax.grid(alpha=0.3, axis="y")
+    for ax in axes.flat[len(tasks):]:
+        ax.set_visible(False)
+    for row in axes:
+        row[0].set_ylabel("return over the last 10% of T", fontsize=8)
+    handles = [matplotlib.patches.Patch(color=method_color("SAR-PPO"), label="SAR-PPO trained to T"),
+               matplotlib.patches.Patch(color=method_color("DAU"), label="DAU with normalisation"),
+               matplotlib.lines.Line2D([], [], marker="D", linestyle="", markerfacecolor="white",
+                                       markeredgecolor="black", label="training return (mean)")]
+    fig.legend(handles=handles, loc="lower center", ncol=3, fontsize=8, frameon=False)
+    suptitle(fig, "PPO and DAU: Fig. 4 on equal terms, both trained to T\n"
+             "bars: evaluations (mean; whiskers: min–max; dots: seeds); diamonds: training returns")
+    fig.tight_layout(rect=(0, 0.45 / fig.get_figheight(), 1, 1))
+    return fig
+
+
 def verdict(sar, other):
     """SAR against another method over seeds' final returns, by the figures' intervals (min–max), compared at
     the tables' precision (0.1): float noise is no lead."""
@@ -1143,6 +1237,9 @@ def main(argv=None):
             print(fig4_unevaluated(groups), file=sys.stderr)
         print()
         print(fig4_table(groups))
+    if "fig4" in args.kinds and fig4_equal_cells(groups):
+        print()
+        print(fig4_equal_table(groups))
     if args.table:
         return 0
     with promises.locked("--out", args.out):  # two plot.py drawing into one folder would mix their figures
@@ -1154,11 +1251,17 @@ def main(argv=None):
                 written.append(os.path.basename(path))
         if "fig4" in args.kinds:
             tasks = ordered({env_id for env_id, _ in fig4_cells(groups)}, TASKS)
-            if not tasks:
+            if not tasks and not fig4_equal_cells(groups):
                 print("warning: no DAU run found for Fig. 4 (dau.py; benchmark/fig4_dau.sh)", file=sys.stderr)
             for part in chunks(tasks, 2 * PER_FIGURE):
                 name = f"{args.prefix}fig4_final_return_at_equal_physical_time_{tasks_name(part)}.{args.format}"
                 path = save(fig4_figure(groups, part), os.path.join(args.out, name))
+                print(f"wrote {path}")
+                written.append(os.path.basename(path))
+            tasks = ordered({env_id for env_id, _ in fig4_equal_cells(groups)}, TASKS)
+            for part in chunks(tasks, 2 * PER_FIGURE):
+                name = f"{args.prefix}fig4_equal_terms_{tasks_name(part)}.{args.format}"
+                path = save(fig4_equal_figure(groups, part), os.path.join(args.out, name))
                 print(f"wrote {path}")
                 written.append(os.path.basename(path))
     older = sorted(set(before) - set(written))

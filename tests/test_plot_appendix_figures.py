@@ -147,3 +147,51 @@ def test_fig4_says_nothing_of_evaluations_when_every_dau_run_has_them(tmp_path, 
     fake_dau_run(tmp_path, "Hopper-v5", 0.002, 1, 500.0, {10: 30.0})
     assert plot.main([str(tmp_path), "--kinds", "fig4", "--table"]) == 0
     assert "Fig. 4" not in capsys.readouterr().err
+
+
+def fake_sar_run_to_T(root, dt, seed, seconds, returns, evaluations):
+    """A SAR-PPO run trained to T = `seconds` (--physical-time) in 10 rows: training `returns` and evaluations
+    at the rows given."""
+    folder = root / f"Hopper-v5__sar__dt{dt}__T{seconds:g}__s{seed}"
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_text(json.dumps(
+        {"env_id": "Hopper-v5", "method": "SAR-PPO", "dt": dt, "seed": seed, "total_steps": None, "noise": None,
+         "hold_penalty": False, "physical_time": seconds}))
+    lines = [",".join(sar_ppo.COLUMNS)]
+    for i in range(1, 11):
+        row = {c: "" for c in sar_ppo.COLUMNS}
+        row.update(decision_steps=i * 100, env_steps=i * 1000, physical_time_s=seconds * i / 10, wall_time_s=i,
+                   return_mean=returns.get(i, ""), eval_return_mean=evaluations.get(i, ""), action_duration_mean_s=dt)
+        lines.append(",".join(str(row[c]) for c in sar_ppo.COLUMNS))
+    (folder / "progress.csv").write_text("\n".join(lines) + "\n")
+
+
+def test_fig4_on_equal_terms_reads_both_methods_by_evaluation_and_by_training_return(tmp_path, capsys):
+    for seed in (1, 2):
+        # last 10% of T = 500 s: rows 9 and 10; SAR-PPO evaluated at 40 and 42 + seed, trained at 10 + seed
+        fake_sar_run_to_T(tmp_path, 0.002, seed, 500.0, {9: 10.0 + seed, 10: 10.0 + seed}, {9: 40.0, 10: 42.0 + seed})
+        fake_dau_run(tmp_path, "Hopper-v5", 0.002, seed, 500.0, {10: 30.0 + seed})
+        config = tmp_path / f"Hopper-v5__dau__dt0.002__s{seed}" / "config.json"  # made with normalisation
+        config.write_text(json.dumps({**json.loads(config.read_text()), "no_input_norm": False}))
+        progress = tmp_path / f"Hopper-v5__dau__dt0.002__s{seed}" / "progress.csv"
+        lines = progress.read_text().splitlines()  # DAU's training return 20 + seed in its last two rows
+        index = dau.COLUMNS.index("return_mean")
+        for i in (9, 10):
+            cells = lines[i].split(",")
+            cells[index] = str(20.0 + seed)
+            lines[i] = ",".join(cells)
+        progress.write_text("\n".join(lines) + "\n")
+    groups = plot.load_groups([str(tmp_path)])
+    assert plot.fig4_cells(groups) == {}  # not the committed Fig. 4's DAU (without normalisation)
+    rows = [line for line in plot.fig4_equal_table(groups).splitlines() if line.startswith("| Hopper-v5")]
+    # evaluation: SAR-PPO 41.5, 42 (mean of 40 and 42 + seed) against DAU 31, 32; training: 11, 12 against 21, 22
+    assert rows == ["| Hopper-v5 | 2 | 500 | 41.8 [41.5, 42.0] (2) | 31.5 [31.0, 32.0] (2) | SAR above by the intervals"
+                    " | 11.5 [11.0, 12.0] (2) | 21.5 [21.0, 22.0] (2) | not |"]
+    fig = plot.fig4_equal_figure(groups, ["Hopper-v5"])
+    bars = [p for p in fig.axes[0].patches if isinstance(p, plot.matplotlib.patches.Rectangle)]
+    assert [b.get_height() for b in bars] == [41.75, 31.5]  # the evaluations; the training returns as diamonds
+    plot.plt.close(fig)
+    assert plot.main([str(tmp_path), "--kinds", "fig4", "--out", str(tmp_path / "figures")]) == 0
+    assert os.listdir(tmp_path / "figures") == ["fig4_equal_terms_Hopper-v5.png"]
+    out, err = capsys.readouterr()
+    assert "SAR-PPO, evaluation | DAU, evaluation" in out and "no DAU run found" not in err
