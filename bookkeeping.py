@@ -31,13 +31,20 @@ from gymnasium.envs.mujoco import mujoco_env
 from gymnasium.wrappers.utils import RunningMeanStd
 
 
+COLUMNS = ["decision_steps", "env_steps", "physical_time_s", "wall_time_s", "episodes", "return_mean",  # progress.csv
+           "eval_return_mean", "action_duration_mean_s", "safe_radius_mean", "policy_loss", "value_loss",
+           "approx_kl", "clip_fraction", "entropy", "decisions_per_s", "env_steps_per_s"]  # a script may add its own
+RESUMABLE = {"total_steps", "physical_time", "eval_every", "eval_episodes", "log_dir", "run_name",  # the run's flags
+             "checkpoint_every", "save_model", "resume", "threads", "method"}  # may differ on --resume
+
+
 class Script(NamedTuple):
     path: str  # the script's __file__: provenance
-    columns: list  # progress.csv's
-    resumable: set  # flags that may differ on --resume
+    make_parser: object  # the script's parser: which flags a command line gives
     added_later: dict  # a run made before a flag existed had this value
     smaller_steps: str  # the flags that make smaller steps, named when the loss diverges
-    make_parser: object  # the script's parser: which flags a command line gives
+    columns: list = COLUMNS  # progress.csv's
+    resumable: set = RESUMABLE  # flags that may differ on --resume
     unit: str = "decisions"  # what progress.csv's first column counts (DAU: transitions)
     counters: tuple = ("update", "decision_steps", "env_steps", "episodes", "wall_time_s")  # a new run's, all 0
 
@@ -517,16 +524,16 @@ def restore_env(env, saved):
     raw.np_random.bit_generator.state = saved["env_rng"]
 
 
-def episode_state(env, raw_obs, obs, episode_return, discounted_return):
+def episode_state(env, raw_obs, obs, episode_return, scaling_return):
     """For save_checkpoint: where the next decision starts, the env and the rollout's own state."""
     if not is_mujoco(env):
         return {}
     return {"episode": {**env_state(env), "raw_obs": as_saved(raw_obs), "obs": as_saved(obs),
-                        "returns": [float(episode_return), float(discounted_return)]}}
+                        "returns": [float(episode_return), float(scaling_return)]}}
 
 
 def restore_episode(env, run):
-    """The episode as the checkpoint left it: (raw_obs, obs, episode_return, discounted_return); and the running
+    """The episode as the checkpoint left it: (raw_obs, obs, episode_return, scaling_return); and the running
     statistics as saved, since env.reset() just fed them."""
     saved = run["state"]["episode"]
     restore_env(env, saved)

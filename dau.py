@@ -417,16 +417,12 @@ def name_run(args):
 
 
 # ================================================================ what bookkeeping.py needs of this script
-COLUMNS = ["decision_steps", "env_steps", "physical_time_s", "wall_time_s", "episodes", "return_mean",  # progress.csv
-           "eval_return_mean", "action_duration_mean_s", "safe_radius_mean", "policy_loss", "value_loss",
-           "approx_kl", "clip_fraction", "entropy", "decisions_per_s", "env_steps_per_s", "gradient_steps",
-           "gradient_steps_per_s"]
-RESUMABLE_CHANGES = {"physical_time", "total_steps", "eval_every", "eval_episodes", "log_dir", "run_name",
-                     "checkpoint_every", "resume", "method"}  # what may differ on --resume (not --threads: the numbers)
 FLAGS_ADDED_LATER = {"no_input_norm": True}  # the runs made before the flag had no normalisation
-SCRIPT = bookkeeping.Script(__file__, COLUMNS, RESUMABLE_CHANGES, FLAGS_ADDED_LATER, make_parser=make_parser,
-                            smaller_steps="a smaller --learning-rate", unit="transitions",
-                            counters=("row", "transitions", "gradient_steps", "episodes", "wall_time_s"))
+SCRIPT = bookkeeping.Script(__file__, make_parser, FLAGS_ADDED_LATER, "a smaller --learning-rate",
+                            columns=bookkeeping.COLUMNS + ["gradient_steps", "gradient_steps_per_s"],
+                            resumable=bookkeeping.RESUMABLE - {"threads"},  # not --threads: the numbers
+                            unit="transitions", counters=("row", "transitions", "gradient_steps", "episodes",
+                                                          "wall_time_s"))
 
 if __name__ == "__main__":
     bookkeeping.guard(main)

@@ -321,10 +321,10 @@ def main(argv=None):
     except ValueError as e:  # the wrapper's check: a non-finite observation
         bookkeeping.env_failed(e, f"update {counters['update'] + 1}")
     obs = normalize(raw_obs, obs_rms, args.norm_obs, update=True)
-    episode_return, discounted_return = 0.0, 0.0
+    episode_return, scaling_return = 0.0, 0.0
     episode_cost, episode_decisions = 0.0, 0
     if "episode" in (run["state"] or {}):  # resume exactly where the checkpoint left the episode
-        raw_obs, obs, episode_return, discounted_return = bookkeeping.restore_episode(env, run)
+        raw_obs, obs, episode_return, scaling_return = bookkeeping.restore_episode(env, run)
     start = time.time() - counters["wall_time_s"]
     while not bookkeeping.run_finished(run, args):
         update_start = time.time()
@@ -355,8 +355,8 @@ def main(argv=None):
                 episode_cost += args.switch_cost
             episode_decisions += 1
             if args.norm_reward:  # R / std of the discounted return, clipped to ±10
-                discounted_return = discounted_return * gamma_dt ** w + R
-                ret_rms.update_from_moments(discounted_return, 0.0, 1)
+                scaling_return = scaling_return * gamma_dt ** w + R
+                ret_rms.update_from_moments(scaling_return, 0.0, 1)
                 R = np.clip(R / np.sqrt(ret_rms.var + 1e-8), -10.0, 10.0)
             rewards_buf[step] = R
             terminated_buf[step] = terminated
@@ -369,7 +369,7 @@ def main(argv=None):
                 finished_costs.append(episode_cost)
                 finished_decisions.append(episode_decisions)
                 episode_cost, episode_decisions = 0.0, 0
-                episode_return, discounted_return = 0.0, 0.0
+                episode_return, scaling_return = 0.0, 0.0
                 raw_obs = next_raw_obs
             obs = normalize(raw_obs, obs_rms, args.norm_obs, update=True)
         counters["decision_steps"] += n
@@ -421,7 +421,7 @@ def main(argv=None):
         if tacos(args) and finished_costs:
             row["cost_mean"] = float(np.mean(finished_costs))
             row["decisions_per_episode"] = float(np.mean(finished_decisions))
-        episode = bookkeeping.episode_state(env, raw_obs, obs, episode_return, discounted_return)
+        episode = bookkeeping.episode_state(env, raw_obs, obs, episode_return, scaling_return)
         # and a checkpoint every --checkpoint-every updates
         bookkeeping.log_row(run, args, row, episode)
         bookkeeping.say_progress(run, args, row, update_time)
@@ -585,16 +585,11 @@ def tacos(args):  # any of TaCoS's four changes
 
 
 # ================================================================ what bookkeeping.py needs of this script
-COLUMNS = ["decision_steps", "env_steps", "physical_time_s", "wall_time_s", "episodes", "return_mean",  # progress.csv
-           "eval_return_mean", "action_duration_mean_s", "safe_radius_mean", "policy_loss", "value_loss",
-           "approx_kl", "clip_fraction", "entropy", "decisions_per_s", "env_steps_per_s"]
-RESUMABLE_CHANGES = {"total_steps", "physical_time", "eval_every", "eval_episodes", "log_dir", "run_name",
-                     "checkpoint_every", "save_model", "resume", "threads", "method"}  # what may differ on --resume
 FLAGS_ADDED_LATER = {"a2c": False, "init_logstd": 0.0, "sb3_u_init": False,  # and the value runs before them had
                      "switch_cost": 0.0, "min_steps": 1, "duration_map": "figar", "time_feature": False}
-SCRIPT = bookkeeping.Script(__file__, COLUMNS, RESUMABLE_CHANGES, FLAGS_ADDED_LATER, make_parser=make_parser,
-                            smaller_steps="smaller steps (--learning-rate, --vf-coef)")
-TACOS_SCRIPT = SCRIPT._replace(columns=COLUMNS + ["cost_mean", "decisions_per_episode", "eval_decisions_per_episode"])
+SCRIPT = bookkeeping.Script(__file__, make_parser, FLAGS_ADDED_LATER, "smaller steps (--learning-rate, --vf-coef)")
+TACOS_SCRIPT = SCRIPT._replace(columns=SCRIPT.columns + ["cost_mean", "decisions_per_episode",  # its cost too
+                                                         "eval_decisions_per_episode"])
 
 if __name__ == "__main__":
     bookkeeping.guard(main)

@@ -417,9 +417,9 @@ def main(argv=None):
     except ValueError as e:  # the wrapper's check: a non-finite observation
         bookkeeping.env_failed(e, f"update {counters['update'] + 1}")
     obs = normalize(raw_obs, obs_rms, args.norm_obs, update=True)
-    episode_return, discounted_return = 0.0, 0.0
+    episode_return, scaling_return = 0.0, 0.0
     if "episode" in (run["state"] or {}):  # resume exactly where the checkpoint left the episode
-        raw_obs, obs, episode_return, discounted_return = bookkeeping.restore_episode(env, run)
+        raw_obs, obs, episode_return, scaling_return = bookkeeping.restore_episode(env, run)
     start = time.time() - counters["wall_time_s"]
     while not bookkeeping.run_finished(run, args):
         update_start = time.time()
@@ -445,8 +445,8 @@ def main(argv=None):
             durations_buf[step] = w
             radius_buf[step] = info["safe_radius"]
             if args.norm_reward:  # R / std of the discounted return, clipped to ±10
-                discounted_return = discounted_return * gamma_dt ** w + R
-                ret_rms.update_from_moments(discounted_return, 0.0, 1)
+                scaling_return = scaling_return * gamma_dt ** w + R
+                ret_rms.update_from_moments(scaling_return, 0.0, 1)
                 R = np.clip(R / np.sqrt(ret_rms.var + 1e-8), -10.0, 10.0)
             rewards_buf[step] = R
             terminated_buf[step] = terminated
@@ -456,7 +456,7 @@ def main(argv=None):
                 if truncated and not terminated:
                     final_obs_buf[step] = normalize(raw_obs, obs_rms, args.norm_obs)
                 finished_returns.append(episode_return)
-                episode_return, discounted_return = 0.0, 0.0
+                episode_return, scaling_return = 0.0, 0.0
                 raw_obs = next_raw_obs
             obs = normalize(raw_obs, obs_rms, args.norm_obs, update=True)
         counters["decision_steps"] += n
@@ -504,7 +504,7 @@ def main(argv=None):
                **logs,
                "decisions_per_s": round(n / update_time, 1),
                "env_steps_per_s": round(int(durations_buf.sum()) / rollout_time, 1)}
-        episode = bookkeeping.episode_state(env, raw_obs, obs, episode_return, discounted_return)
+        episode = bookkeeping.episode_state(env, raw_obs, obs, episode_return, scaling_return)
         # and a checkpoint every --checkpoint-every updates
         bookkeeping.log_row(run, args, row, episode)
         bookkeeping.say_progress(run, args, row, update_time)
@@ -638,15 +638,10 @@ def name_run(args):
 
 
 # ================================================================ what bookkeeping.py needs of this script
-COLUMNS = ["decision_steps", "env_steps", "physical_time_s", "wall_time_s", "episodes", "return_mean",  # progress.csv
-           "eval_return_mean", "action_duration_mean_s", "safe_radius_mean", "policy_loss", "value_loss",
-           "approx_kl", "clip_fraction", "entropy", "decisions_per_s", "env_steps_per_s",
-           "step_fraction"]  # TRPO's own: the fraction of the natural step kept by the line search (0: none)
-RESUMABLE_CHANGES = {"total_steps", "physical_time", "eval_every", "eval_episodes", "log_dir", "run_name",
-                     "checkpoint_every", "save_model", "resume", "threads", "method"}  # what may differ on --resume
 FLAGS_ADDED_LATER = {"sb2_logstd": False}  # and the value runs before them had
-SCRIPT = bookkeeping.Script(__file__, COLUMNS, RESUMABLE_CHANGES, FLAGS_ADDED_LATER, make_parser=make_parser,
-                            smaller_steps="smaller steps (--max-kl, --vf-learning-rate)")
+SCRIPT = bookkeeping.Script(__file__, make_parser, FLAGS_ADDED_LATER, "smaller steps (--max-kl, --vf-learning-rate)",
+                            # TRPO's own column: the fraction of the natural step kept by the line search (0: none)
+                            columns=bookkeeping.COLUMNS + ["step_fraction"])
 
 if __name__ == "__main__":
     bookkeeping.guard(main)

@@ -15,7 +15,7 @@ from tests.helpers import FAST, ROOT, read_csv, rows_of, train
 def test_sar_run_writes_spec_logs_with_durations_between_dt_and_max_t(tmp_path):
     train("sar_ppo.py", tmp_path, "--total-steps", "4096", "--eval-every", "4", "--eval-episodes", "1", *FAST)
     with open(os.path.join(tmp_path, "run", "progress.csv")) as f:
-        assert f.readline().strip().split(",") == sar_ppo.COLUMNS
+        assert f.readline().strip().split(",") == sar_ppo.SCRIPT.columns
     rows = rows_of(tmp_path)
     assert [int(r["decision_steps"]) for r in rows] == [1024, 2048, 3072, 4096]
     for r in rows:
@@ -33,7 +33,7 @@ def test_sar_run_writes_spec_logs_with_durations_between_dt_and_max_t(tmp_path):
 def test_figar_run_writes_spec_logs_with_durations_between_dt_and_max_t(tmp_path):
     train("figar_ppo.py", tmp_path, "--total-steps", "4096", *FAST)
     with open(os.path.join(tmp_path, "run", "progress.csv")) as f:
-        assert f.readline().strip().split(",") == sar_ppo.COLUMNS
+        assert f.readline().strip().split(",") == sar_ppo.SCRIPT.columns
     rows = rows_of(tmp_path)
     assert [int(r["decision_steps"]) for r in rows] == [1024, 2048, 3072, 4096]
     for r in rows:
@@ -57,7 +57,7 @@ def test_trpo_scripts_train_inverted_pendulum_at_lowest_dt_and_write_the_ppo_pai
     run = tmp_path / f"InvertedPendulum-v5__{slug}__dt0.002__s1"
     assert sorted(p.name for p in run.iterdir()) == ["checkpoint.pt", "config.json", "progress.csv"]
     with open(run / "progress.csv") as f:
-        assert f.readline().strip().split(",") == sar_ppo.COLUMNS + ["step_fraction"]
+        assert f.readline().strip().split(",") == sar_ppo.SCRIPT.columns + ["step_fraction"]
     rows = read_csv(run / "progress.csv")
     assert [int(r["decision_steps"]) for r in rows] == [512, 1024] and rows[0]["clip_fraction"] == ""
     for r in rows:

@@ -158,12 +158,12 @@ def fake_run(root, name, final, method="SAR-PPO", dt=0.002, seed=1, rows=10, **c
     (folder / "config.json").write_text(json.dumps(
         {"env_id": "InvertedPendulum-v5", "method": method, "dt": dt, "seed": seed,
          "total_steps": rows * 100, "noise": None, "hold_penalty": False, **config}))
-    lines = [",".join(sar_ppo.COLUMNS)]
+    lines = [",".join(sar_ppo.SCRIPT.columns)]
     for i in range(1, rows + 1):
-        row = {c: "" for c in sar_ppo.COLUMNS}
+        row = {c: "" for c in sar_ppo.SCRIPT.columns}
         row.update(decision_steps=i * 100, env_steps=i * 1000, physical_time_s=i * 2.0, wall_time_s=i,
                    return_mean=final if i > rows // 2 else 0.0, action_duration_mean_s=0.02)
-        lines.append(",".join(str(row[c]) for c in sar_ppo.COLUMNS))
+        lines.append(",".join(str(row[c]) for c in sar_ppo.SCRIPT.columns))
     (folder / "progress.csv").write_text("\n".join(lines) + "\n")
 
 

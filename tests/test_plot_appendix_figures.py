@@ -19,12 +19,12 @@ def fake_run(root, env_id, method, dt, seed, final, seconds_per_row, physical_pe
     (folder / "config.json").write_text(json.dumps(
         {"env_id": env_id, "method": method, "dt": dt, "seed": seed, "total_steps": 1000, "noise": None,
          "hold_penalty": False}))
-    lines = [",".join(sar_ppo.COLUMNS)]
+    lines = [",".join(sar_ppo.SCRIPT.columns)]
     for i in range(1, 11):
-        row = {c: "" for c in sar_ppo.COLUMNS}
+        row = {c: "" for c in sar_ppo.SCRIPT.columns}
         row.update(decision_steps=i * 100, env_steps=i * 100, physical_time_s=i * (physical_per_row or 100 * dt),
                    wall_time_s=i * seconds_per_row, return_mean=final * i / 10, action_duration_mean_s=dt)
-        lines.append(",".join(str(row[c]) for c in sar_ppo.COLUMNS))
+        lines.append(",".join(str(row[c]) for c in sar_ppo.SCRIPT.columns))
     (folder / "progress.csv").write_text("\n".join(lines) + "\n")
 
 
@@ -81,12 +81,12 @@ def fake_dau_run(root, env_id, dt, seed, seconds, evaluations):
     (folder / "config.json").write_text(json.dumps(
         {"env_id": env_id, "method": "DAU", "dt": dt, "seed": seed, "total_steps": steps, "noise": None,
          "hold_penalty": False, "physical_time": seconds, "num_envs": 4, "train_every": steps // 40}))
-    lines = [",".join(dau.COLUMNS)]
+    lines = [",".join(dau.SCRIPT.columns)]
     for i in range(1, 11):
-        row = {c: "" for c in dau.COLUMNS}
+        row = {c: "" for c in dau.SCRIPT.columns}
         row.update(decision_steps=steps * i // 10, env_steps=steps * i // 10, physical_time_s=seconds * i / 10,
                    wall_time_s=i, eval_return_mean=evaluations.get(i, ""))
-        lines.append(",".join(str(row[c]) for c in dau.COLUMNS))
+        lines.append(",".join(str(row[c]) for c in dau.SCRIPT.columns))
     (folder / "progress.csv").write_text("\n".join(lines) + "\n")
 
 
@@ -157,12 +157,12 @@ def fake_sar_run_to_T(root, dt, seed, seconds, returns, evaluations):
     (folder / "config.json").write_text(json.dumps(
         {"env_id": "Hopper-v5", "method": "SAR-PPO", "dt": dt, "seed": seed, "total_steps": None, "noise": None,
          "hold_penalty": False, "physical_time": seconds}))
-    lines = [",".join(sar_ppo.COLUMNS)]
+    lines = [",".join(sar_ppo.SCRIPT.columns)]
     for i in range(1, 11):
-        row = {c: "" for c in sar_ppo.COLUMNS}
+        row = {c: "" for c in sar_ppo.SCRIPT.columns}
         row.update(decision_steps=i * 100, env_steps=i * 1000, physical_time_s=seconds * i / 10, wall_time_s=i,
                    return_mean=returns.get(i, ""), eval_return_mean=evaluations.get(i, ""), action_duration_mean_s=dt)
-        lines.append(",".join(str(row[c]) for c in sar_ppo.COLUMNS))
+        lines.append(",".join(str(row[c]) for c in sar_ppo.SCRIPT.columns))
     (folder / "progress.csv").write_text("\n".join(lines) + "\n")
 
 
@@ -175,7 +175,7 @@ def test_fig4_on_equal_terms_reads_both_methods_by_evaluation_and_by_training_re
         config.write_text(json.dumps({**json.loads(config.read_text()), "no_input_norm": False}))
         progress = tmp_path / f"Hopper-v5__dau__dt0.002__s{seed}" / "progress.csv"
         lines = progress.read_text().splitlines()  # DAU's training return 20 + seed in its last two rows
-        index = dau.COLUMNS.index("return_mean")
+        index = dau.SCRIPT.columns.index("return_mean")
         for i in (9, 10):
             cells = lines[i].split(",")
             cells[index] = str(20.0 + seed)

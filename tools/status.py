@@ -78,7 +78,7 @@ def status(command):
         return "not started", folder, 0
     except (OSError, UnicodeDecodeError) as e:
         fail(f"{folder}/progress.csv is unreadable ({brief(e)}); move it aside, or resume the run to rebuild it")
-    width = lines[0].count(",") if lines else len(module.COLUMNS) - 1  # the header's (TaCoS-PPO logs more)
+    width = lines[0].count(",") if lines else len(module.SCRIPT.columns) - 1  # the header's (TaCoS-PPO logs more)
     whole = [line.split(",") for line in lines[1:] if line.count(",") == width]
     decisions = int(whole[-1][0]) if whole and whole[-1][0].isdigit() else 0
     physical = float(whole[-1][2]) if decisions else 0.0
@@ -87,7 +87,7 @@ def status(command):
         if not isinstance(made, dict):
             raise ValueError("config.json is not a JSON object")
         made = {**module.FLAGS_ADDED_LATER, **made} if made else {}
-        if made and any(made.get(k) != v for k, v in vars(args).items() if k not in module.RESUMABLE_CHANGES):
+        if made and any(made.get(k) != v for k, v in vars(args).items() if k not in module.SCRIPT.resumable):
             return "made with other flags", folder, decisions
     except (OSError, ValueError):  # no config.json (or a torn one): progress.csv alone says how far it is
         pass
