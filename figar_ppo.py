@@ -410,7 +410,8 @@ def main(argv=None):
                "physical_time_s": round(counters["env_steps"] * dt, 6),
                "wall_time_s": round(counters["wall_time_s"], 3), "episodes": counters["episodes"],
                "return_mean": return_mean, "eval_return_mean": eval_return,
-               "action_duration_mean_s": float(durations_buf.mean() * dt), "safe_radius_mean": "",
+               "action_duration_mean_s": float(durations_buf.mean() * dt),
+               "safe_radius_mean": "",  # no safe region
                **logs,
                "decisions_per_s": round(n / update_time, 1),
                "env_steps_per_s": round(int(durations_buf.sum()) / rollout_time, 1)}
@@ -454,9 +455,9 @@ def evaluate(args, decision_env, agent, obs_rms):
 # ================================================================ the flags
 TOTAL_STEPS = 1_000_000  # decisions, the default budget
 PPO_DEFAULTS = {"num_steps": 2048, "update_epochs": 10, "minibatch_size": 64, "gae_lambda": 0.95,  # Table 2
-                "init_logstd": 0.0}
+                "init_logstd": 0.0}  # the authors' sb3/repeat/main.py
 A2C_DEFAULTS = {"num_steps": 256, "update_epochs": 1, "minibatch_size": None,  # Table 4; one minibatch: the rollout
-                "gae_lambda": 1.0, "init_logstd": -1.5}
+                "gae_lambda": 1.0, "init_logstd": -1.5}  # these two: the authors' sb3/repeat/main.py
 CLIP_COEF = 0.2  # PPO's ratio clip ε (Table 2)
 
 

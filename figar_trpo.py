@@ -437,7 +437,8 @@ def main(argv=None):
                "physical_time_s": round(counters["env_steps"] * dt, 6),
                "wall_time_s": round(counters["wall_time_s"], 3), "episodes": counters["episodes"],
                "return_mean": return_mean, "eval_return_mean": eval_return,
-               "action_duration_mean_s": float(durations_buf.mean() * dt), "safe_radius_mean": "",
+               "action_duration_mean_s": float(durations_buf.mean() * dt),
+               "safe_radius_mean": "",  # no safe region
                **logs,
                "decisions_per_s": round(n / update_time, 1),
                "env_steps_per_s": round(int(durations_buf.sum()) / rollout_time, 1)}

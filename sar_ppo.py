@@ -23,32 +23,35 @@ import bookkeeping
 import envs
 from bookkeeping import checked, fail, within
 
-MAX_T = 0.05  # t_max (s): no action is repeated longer (App. J.3)
+MAX_T = 0.05  # t_max (s): no action is repeated longer (Sec. 5; App. J.3)
 MAX_T_CAP = 1000  # (s) the largest finite t_max taken, by the flag and the wrapper alike
 MAX_D = {"l1": 0.5, "l2": 1.0}  # d_max for Δ's l1 and l2 norms (App. J.3; l2: App. I)
 
 
 class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
-    """Safe action repetition (Sec. 4.3) around a gymnasium env with 1-D Box spaces; a `step` is one
-    decision.
+    """Safe action repetition (Sec. 4.3) around a gymnasium env with 1-D Box spaces; a `step` is
+    one decision.
 
     The action is [a, u_raw], u = (u_raw + 1)/2 ∈ [0, 1]; `a` is repeated every δ and the
     repetition stops after the first δ-step where the episode ends, k·δ ≥ max_t, or the state
     has left eq. 6's safe region Δ(s, s_i) ≤ d = u·max_d, or for λ-SAR λ·Δ/max_d +
-    (1-λ)·k·δ/max_t ≥ u (eq. 8). `delta_dims` restricts Δ to some observation dims. With
-    repeat=False (the plain learner) the action has no u and a decision is one δ-step. `step`
-    returns R = Σ_k γ_δ^k r_k over its k δ-steps and info["w"] = k. Δ normalises states by
-    running statistics learned across episodes (`reset(seed=...)` keeps them); `update_stats =
-    False` freezes them.
+    (1-λ)·k·δ/max_t ≥ u (eq. 8 with each term scaled to [0, 1], u in d's place). max_d
+    defaults to App. J.3's for the norm. `delta_dims` restricts Δ to some observation dims.
+    With repeat=False (the plain learner) the action has no u and a decision is one δ-step.
+    `step` returns R = Σ_k γ_δ^k r_k over its k δ-steps and info["w"] = k. Δ normalises states
+    by running statistics learned across episodes (`reset(seed=...)` keeps them);
+    `update_stats = False` freezes them.
     """
 
-    def __init__(self, env, max_d=MAX_D["l1"], max_t=MAX_T, lambda_dt=None, norm="l1", repeat=True,
+    def __init__(self, env, max_d=None, max_t=MAX_T, lambda_dt=None, norm="l1", repeat=True,
                  dt=None, gamma_dt=None, delta_dims=None):
         gym.utils.RecordConstructorArgs.__init__(
             self, max_d=max_d, max_t=max_t, lambda_dt=lambda_dt, norm=norm, repeat=repeat, dt=dt,
             gamma_dt=gamma_dt, delta_dims=delta_dims)
         gym.Wrapper.__init__(self, env)
         self.dt, self.gamma_dt, dim = check_wrapped(env, dt, gamma_dt, max_t)
+        if max_d is None:
+            max_d = MAX_D.get(norm, MAX_D["l1"])  # App. J.3's; App. I's for l2
         dims = range(dim)  # Δ's dims: all, or those listed (Fig. 6)
         if delta_dims is not None:
             dims = delta_dims
@@ -113,8 +116,8 @@ class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
             a = action[:-1]
             u = (min(max(action[-1], -1.0), 1.0) + 1) / 2  # u ∈ [0, 1]
         d = u * self.max_d
-        # Δ(s, s_i) = ||ñ(s) − ñ(s_i)|| / n, ñ(s) = (s − mean)/(σ + 1e-3): the mean cancels,
-        # so Δ weighs s − s_i by these, fixed for the repetition
+        # Δ = ||ñ(s) − ñ(s_i)|| / n (l2: / √n), ñ(s) = (s − mean)/(σ + 1e-3) (Sec. 5):
+        # the mean cancels, so Δ weighs s − s_i by these, fixed for the repetition
         weight = self.delta_mask / ((np.sqrt(self.obs_stats.var) + 1e-3) * self.per_dim)
         s_i = self.obs
         seen = []  # the repetition's observations
@@ -142,7 +145,7 @@ class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
             # out of eq. (6)'s region; a tie Δ = d ends it, as in the authors' code
             if self.lambda_dt is None and distance >= d:
                 break
-            # eq. (8): Δ over d_max and k·δ over t_max, on u's scale
+            # eq. (8), each term scaled to [0, 1] (Δ over d_max, k·δ over t_max), u in d's place
             if self.lambda_dt is not None:
                 lam = self.lambda_dt
                 if lam * distance / self.max_d + (1 - lam) * k * self.dt / self.max_t >= u:
@@ -153,7 +156,7 @@ class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
             mean = batch.sum(0) / k
             self.obs_stats.update_from_moments(mean, np.square(batch - mean).sum(0) / k, k)
         self.obs = seen[-1]
-        radius = d  # logged as safe_radius_mean: d for SAR; for λ-SAR the threshold u of eq. (8)
+        radius = d  # logged as safe_radius_mean: d for SAR; for λ-SAR u, its threshold in eq. (8)
         if self.lambda_dt is not None:
             radius = u
         info.update(w=k, safe_radius=radius, undiscounted_reward=undiscounted)
@@ -492,9 +495,9 @@ def evaluate(args, decision_env, agent, obs_rms, repetition_stats):
 # ================================================================ the flags
 TOTAL_STEPS = 1_000_000  # decisions, the default budget
 PPO_DEFAULTS = {"num_steps": 2048, "update_epochs": 10, "minibatch_size": 64, "gae_lambda": 0.95,  # Table 2
-                "init_logstd": 0.0}
+                "init_logstd": 0.0}  # the authors' sb3/repeat/main.py
 A2C_DEFAULTS = {"num_steps": 256, "update_epochs": 1, "minibatch_size": None,  # Table 4; one minibatch: the rollout
-                "gae_lambda": 1.0, "init_logstd": -1.5}
+                "gae_lambda": 1.0, "init_logstd": -1.5}  # these two: the authors' sb3/repeat/main.py
 CLIP_COEF = 0.2  # PPO's ratio clip ε (Table 2)
 
 
