@@ -40,6 +40,9 @@ numbers of the report), with the seeds' count.
               fig4_equal_terms_<tasks>: Fig. 4 on equal terms, SAR-PPO trained to T (--physical-time T)
               against DAU with normalisation, both read by their deterministic evaluations (bars) and by
               their training returns (diamonds) over the last 10% of T; prints its table, both readings
+  tacos       tacos_return_vs_decisions: SAR against TaCoS-PPO (benchmark/tacos.sh; with --variants), each
+              seed's final return against its decisions per episode, a panel per task and setting; prints
+              the table of final returns, decisions per episode and return − c·decisions, with verdicts
 
     python plot.py results/runs --out results/figures               # figures + tables
     python plot.py results/runs --x physical_time_s --format pdf     # App. F.2's axis
@@ -97,7 +100,7 @@ DT_LINES = ["-", "--", ":", "-."]  # smallest δ first
 DT_HATCHES = ["", "//", "..", "xx"]
 VARIANT_LINES = ["--", ":", "-.", (0, (5, 1, 1, 1, 1, 1)), (0, (1, 3))]
 STOCHASTIC = ["action", "ext-force", "ext-force-perceptible"]  # Fig. 5's rows
-KINDS = ["curves", "durations", "bars", "grid", "normalised", "fig5", "lowest", "fig4"]
+KINDS = ["curves", "durations", "bars", "grid", "normalised", "fig5", "lowest", "fig4", "tacos"]
 INTERVAL = "bands: the seeds' min–max"
 PER_FIGURE = 4  # tasks per grid or Fig. 5 figure: readable at a page's width
 
@@ -246,6 +249,8 @@ def load_run(folder, partial=False, max_steps=None, counts=None):
                     "action_duration_mean_s", "safe_radius_mean")}
         if "eval_return_mean" in rows[0]:  # DAU's deterministic evaluations (Fig. 4)
             columns["eval_return_mean"] = np.array([number(r["eval_return_mean"]) for r in rows])
+        if "episodes" in rows[0]:  # finished training episodes so far (decisions per episode, TaCoS)
+            columns["episodes"] = np.array([number(r["episodes"]) for r in rows])
         for key in ("env_id", "method", "dt", "seed", "total_steps"):
             config[key]  # noqa: B018 - raises KeyError if missing
         if config["total_steps"] is None:  # a budget of physical time (--physical-time)
@@ -951,6 +956,97 @@ def fig4_equal_figure(groups, tasks):
     return fig
 
 
+def tacos_cells(groups):
+    """{(env, setting, δ): {method: runs}} for each task, setting and δ with TaCoS-PPO runs: TaCoS-PPO at each
+    switch cost, and SAR-PPO and FiGAR-C-PPO beside it (benchmark/tacos.sh)."""
+    cells = {(env_id, setting, dt): {} for env_id, setting, method, dt in groups if method.startswith("TaCoS-PPO")}
+    for (env_id, setting, method, dt), runs in groups.items():
+        peers = method.startswith("TaCoS-PPO") or method in ("SAR-PPO", "FiGAR-C-PPO")
+        if peers and (env_id, setting, dt) in cells:
+            cells[(env_id, setting, dt)][method] = runs
+    return dict(sorted(cells.items(), key=lambda item: (TASKS.index(item[0][0]) if item[0][0] in TASKS else len(TASKS),
+                                                        STOCHASTIC.index(item[0][1]) + 1 if item[0][1] in STOCHASTIC
+                                                        else 0, item[0][2])))
+
+
+def decisions_per_episode(columns, fraction=0.1):
+    """Decisions per finished training episode over the last `fraction` of the run's decisions: the decisions
+    made there over the episodes that ended there (nan if none ended)."""
+    steps, episodes = columns["decision_steps"], columns.get("episodes")
+    if episodes is None:
+        return math.nan
+    first = int(np.searchsorted(steps, steps[-1] * (1 - fraction)))  # the window's first row
+    before = first - 1  # the row the window counts from (the run's start before its first row)
+    done_steps = steps[-1] - (steps[before] if before >= 0 else 0)
+    ended = episodes[-1] - (episodes[before] if before >= 0 else 0)
+    return float(done_steps / ended) if ended > 0 else math.nan
+
+
+def tacos_cost(cell):
+    """The cell's switch cost c: the largest of its TaCoS-PPO runs' --switch-cost."""
+    return max(config.get("switch_cost", 0.0) for method, runs in cell.items() for config, _, _ in runs
+               if method.startswith("TaCoS-PPO"))
+
+
+def tacos_table(groups):
+    """Markdown: per task, setting and δ, each method's final return (the last 10% of its decisions), decisions per
+    episode, and return − c·decisions with the cell's TaCoS cost c (what TaCoS optimises, charged to every
+    method); mean [min, max] (seeds). Then SAR-PPO against each TaCoS-PPO by the one rule, on the return and on
+    return − c·decisions."""
+    lines = ["| task | setting | δ (ms) | method | final return | decisions per episode | return − c·decisions |",
+             "|---|---|---|---|---|---|---|"]
+    verdicts = []
+    for (env_id, setting, dt), cell in tacos_cells(groups).items():
+        cost = tacos_cost(cell)
+        net = {}
+        for method in ordered(cell, ["SAR-PPO", "FiGAR-C-PPO", "TaCoS-PPO"]):
+            returns = finals(cell[method])
+            decisions = finals(cell[method], decisions_per_episode)
+            net[method] = [r - cost * d for r, d in zip(returns, decisions) if not math.isnan(r + d)]
+            lines.append(f"| {env_id} | {setting} | {dt * 1000:g} | {method} | {range_cell(returns)} | "
+                         f"{range_cell([d for d in decisions if not math.isnan(d)])} | "
+                         f"{range_cell(net[method])} (c = {cost:g}) |")
+            if method.startswith("TaCoS-PPO") and "SAR-PPO" in cell:
+                by_return = verdict(finals(cell["SAR-PPO"]), returns)
+                by_net = verdict(net["SAR-PPO"], net[method]) if net["SAR-PPO"] and net[method] else "–"
+                verdicts.append(f"- {env_id}, {setting}, {dt * 1000:g} ms: SAR-PPO against {method}: by the return "
+                                f"{by_return}; by return − {cost:g}·decisions {by_net}")
+    return "\n".join(lines + ([""] + verdicts if verdicts else []))
+
+
+def tacos_figure(groups):
+    """SAR against TaCoS-PPO: a panel per task and setting, each seed's final return against its decisions per
+    episode (the trade-off TaCoS optimises), a colour per method family, TaCoS-PPO's costs as shades."""
+    cells = tacos_cells(groups)
+    cols = min(len(cells), PER_FIGURE)
+    rows = math.ceil(len(cells) / PER_FIGURE)
+    fig, axes = plt.subplots(rows, cols, figsize=(max(5.0, 2.9 * cols + 0.6), 2.7 * rows + 1.3), squeeze=False)
+    methods = set()
+    for ax, ((env_id, setting, dt), cell) in zip(axes.flat, cells.items()):
+        tacos = sorted((m for m in cell if m.startswith("TaCoS-PPO")), reverse=True)
+        for method in ordered(cell, ["SAR-PPO", "FiGAR-C-PPO", "TaCoS-PPO"]):
+            shade = 0.5 * tacos.index(method) if method in tacos else 0.0  # c = 0 lighter
+            ax.scatter(finals(cell[method], decisions_per_episode), finals(cell[method]), s=18,
+                       color=method_color(method, shade), label=method, zorder=3)
+            methods.add((method, shade))
+        ax.set_xscale("log")
+        ax.set_title(f"{env_id}, {setting}, δ = {dt * 1000:g} ms", fontsize=8)
+        ax.set_xlabel("decisions per episode", fontsize=8)
+        ax.tick_params(labelsize=7)
+        ax.grid(alpha=0.3)
+    for ax in axes.flat[len(cells):]:
+        ax.set_visible(False)
+    for row in axes:
+        row[0].set_ylabel("final return", fontsize=8)
+    handles = [matplotlib.lines.Line2D([], [], marker="o", linestyle="", color=method_color(m, shade), label=m)
+               for m, shade in sorted(methods)]
+    fig.legend(handles=handles, loc="lower center", ncol=min(4, len(handles)), fontsize=7, frameon=False)
+    suptitle(fig, "PPO: SAR against TaCoS-PPO, the return against the decisions taken\n"
+             "each dot a seed, over its last 10% of decisions")
+    fig.tight_layout(rect=(0, 0.5 / fig.get_figheight(), 1, 1))
+    return fig
+
+
 def verdict(sar, other):
     """SAR against another method over seeds' final returns, by the figures' intervals (min–max), compared at
     the tables' precision (0.1): float noise is no lead."""
@@ -1240,6 +1336,9 @@ def main(argv=None):
     if "fig4" in args.kinds and fig4_equal_cells(groups):
         print()
         print(fig4_equal_table(groups))
+    if "tacos" in args.kinds and tacos_cells(groups):
+        print()
+        print(tacos_table(groups))
     if args.table:
         return 0
     with promises.locked("--out", args.out):  # two plot.py drawing into one folder would mix their figures
@@ -1264,6 +1363,11 @@ def main(argv=None):
                 path = save(fig4_equal_figure(groups, part), os.path.join(args.out, name))
                 print(f"wrote {path}")
                 written.append(os.path.basename(path))
+        if "tacos" in args.kinds and tacos_cells(groups):
+            name = f"{args.prefix}tacos_return_vs_decisions.{args.format}"
+            path = save(tacos_figure(groups), os.path.join(args.out, name))
+            print(f"wrote {path}")
+            written.append(os.path.basename(path))
     older = sorted(set(before) - set(written))
     if older:  # never deleted (--out may be the committed results/figures), but never passed off as this call's
         print(f"note: {args.out} also holds {len(older)} figure(s){f' named {args.prefix}*' if args.prefix else ''} "

@@ -49,6 +49,9 @@ done
 plot results/runs --only __{sar,dau}__dt{0.0005,0.001,0.002,0.008,0.01,0.02,0.04,0.05}__s --kinds fig4
 # Fig. 4 on equal terms (fig4_equal_terms.sh): SAR-PPO trained to T against DAU with normalisation, both readings
 plot results/runs --only __dau-norm__dt __T --kinds fig4
+# Beyond the paper (tacos.sh): SAR-PPO against TaCoS-PPO, the return against decisions per episode (none drawn
+# before its runs)
+plot results/runs --variants --only {HalfCheetah-v5__,Hopper-v5__}{sar,figar,tacos-c2,tacos-c0.32,tacos-c0}__dt{0.002,0.0005}__{,ext-force__}s --kinds tacos
 # Fig. 5: SAR-PPO vs FiGAR-C-PPO under the three stochastic settings at δ_lowest: InvertedPendulum
 # (fig5_stochastic_inverted_pendulum.sh)
 plot results/runs --only InvertedPendulum-v5__{sar,figar}__dt0.002__{action,ext-force,ext-force-perceptible}__s --kinds fig5

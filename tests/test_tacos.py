@@ -76,3 +76,52 @@ def test_a_bad_tacos_flag_is_one_line_naming_it(flags, named, capsys):
         figar_ppo.parse_args(flags)
     err = capsys.readouterr().err
     assert exit_info.value.code == 2 and err.count("\n") == 1 and named in err
+
+
+def fake_run(root, method, seed, final, decisions_per_episode, cost=0.0):
+    """A finished run of 1,000 decisions in 10 rows on Hopper at 0.5 ms: training return `final` in its last
+    rows, an episode every `decisions_per_episode` decisions."""
+    import plot
+    import sar_ppo
+    folder = root / f"{method}_{cost}_{seed}"
+    folder.mkdir(parents=True)
+    config = {"env_id": "Hopper-v5", "method": method, "dt": 0.0005, "seed": seed, "total_steps": 1000,
+              "noise": None, "hold_penalty": False, "switch_cost": cost}
+    (folder / "config.json").write_text(json.dumps(config))
+    lines = [",".join(sar_ppo.SCRIPT.columns)]
+    for i in range(1, 11):
+        row = {c: "" for c in sar_ppo.SCRIPT.columns}
+        row.update(decision_steps=i * 100, env_steps=i * 1000, physical_time_s=i * 0.5, wall_time_s=i,
+                   episodes=i * 100 // decisions_per_episode, return_mean=final, action_duration_mean_s=0.005)
+        lines.append(",".join(str(row[c]) for c in sar_ppo.SCRIPT.columns))
+    (folder / "progress.csv").write_text("\n".join(lines) + "\n")
+    return plot
+
+
+def test_the_tacos_table_charges_every_method_c_per_decision_and_compares_sar_both_ways(tmp_path):
+    for seed in (1, 2):
+        fake_run(tmp_path, "SAR-PPO", seed, 1000.0 + seed, 50)  # 2 episodes a row
+        fake_run(tmp_path, "FiGAR-C-PPO", seed, 900.0, 20)
+        fake_run(tmp_path, "TaCoS-PPO (c=0.32)", seed, 1010.0 + seed, 10, cost=0.32)
+        plot = fake_run(tmp_path, "TaCoS-PPO (c=0)", seed, 990.0, 100)
+    groups = plot.load_groups([str(tmp_path)])
+    table = plot.tacos_table(groups)
+    rows = {line.split(" | ")[3]: line for line in table.splitlines() if line.startswith("| Hopper-v5")}
+    assert list(rows) == ["SAR-PPO", "FiGAR-C-PPO", "TaCoS-PPO (c=0)", "TaCoS-PPO (c=0.32)"]
+    # SAR-PPO: 1001, 1002 at 50 decisions an episode: 1001 − 0.32·50 = 985 and 986
+    assert rows["SAR-PPO"] == ("| Hopper-v5 | deterministic | 0.5 | SAR-PPO | 1001.5 [1001.0, 1002.0] (2) | "
+                               "50.0 [50.0, 50.0] (2) | 985.5 [985.0, 986.0] (2) (c = 0.32) |")
+    # TaCoS-PPO (c=0.32): 1011, 1012 at 10 decisions: 1011 − 3.2 = 1007.8 and 1008.8
+    assert "| 1011.5 [1011.0, 1012.0] (2) | 10.0 [10.0, 10.0] (2) | 1008.3 [1007.8, 1008.8] (2)" in rows[
+        "TaCoS-PPO (c=0.32)"]
+    verdicts = [line for line in table.splitlines() if line.startswith("- ")]
+    assert "- Hopper-v5, deterministic, 0.5 ms: SAR-PPO against TaCoS-PPO (c=0.32): by the return not; by return " \
+           "− 0.32·decisions not" in verdicts
+    assert "- Hopper-v5, deterministic, 0.5 ms: SAR-PPO against TaCoS-PPO (c=0): by the return SAR above by the " \
+           "intervals; by return − 0.32·decisions SAR above by the intervals" in verdicts
+    fig = plot.tacos_figure(groups)
+    dots = {c.get_label(): c.get_offsets().tolist() for c in fig.axes[0].collections}
+    assert dots["SAR-PPO"] == [[50.0, 1001.0], [50.0, 1002.0]] and dots["TaCoS-PPO (c=0.32)"][0] == [10.0, 1011.0]
+    plot.plt.close(fig)
+    assert plot.main([str(tmp_path), "--variants", "--kinds", "tacos", "--out", str(tmp_path / "figures")]) == 0
+    assert (tmp_path / "figures" / "tacos_return_vs_decisions.png").exists()
