@@ -183,10 +183,13 @@ def test_fig4_on_equal_terms_reads_both_methods_by_evaluation_and_by_training_re
         progress.write_text("\n".join(lines) + "\n")
     groups = plot.load_groups([str(tmp_path)])
     assert plot.fig4_cells(groups) == {}  # not the committed Fig. 4's DAU (without normalisation)
-    rows = [line for line in plot.fig4_equal_table(groups).splitlines() if line.startswith("| Hopper-v5")]
+    table = plot.fig4_equal_table(groups)
+    rows = [line for line in table.splitlines() if line.startswith("| Hopper-v5 | 2 |")]
     # evaluation: SAR-PPO 41.5, 42 (mean of 40 and 42 + seed) against DAU 31, 32; training: 11, 12 against 21, 22
     assert rows == ["| Hopper-v5 | 2 | 500 | 41.8 [41.5, 42.0] (2) | 31.5 [31.0, 32.0] (2) | SAR above by the intervals"
                     " | 11.5 [11.0, 12.0] (2) | 21.5 [21.0, 22.0] (2) | not |"]
+    assert "DAU's transitions / SAR-PPO's decisions up to T: Hopper 250.0×" in table  # 250,000 against 1,000
+    assert "δ-invariance" not in table  # one δ: nothing to compare
     fig = plot.fig4_equal_figure(groups, ["Hopper-v5"])
     bars = [p for p in fig.axes[0].patches if isinstance(p, plot.matplotlib.patches.Rectangle)]
     assert [b.get_height() for b in bars] == [41.75, 31.5]  # the evaluations; the training returns as diamonds
@@ -195,3 +198,15 @@ def test_fig4_on_equal_terms_reads_both_methods_by_evaluation_and_by_training_re
     assert os.listdir(tmp_path / "figures") == ["fig4_equal_terms_Hopper-v5.png"]
     out, err = capsys.readouterr()
     assert "SAR-PPO, evaluation | DAU, evaluation" in out and "no DAU run found" not in err
+
+
+def test_fig4_on_equal_terms_reads_each_methods_dt_invariance_by_its_evaluations(tmp_path):
+    for seed in (1, 2):
+        for dt, sar_eval, dau_eval in ((0.0005, 40.0, 10.0), (0.008, 41.0, 30.0)):  # SAR-PPO holds, DAU drops
+            fake_sar_run_to_T(tmp_path, dt, seed, 500.0, {}, {9: sar_eval + seed, 10: sar_eval + seed})
+            fake_dau_run(tmp_path, "Hopper-v5", dt, seed, 500.0, {10: dau_eval + seed})
+            config = tmp_path / f"Hopper-v5__dau__dt{dt}__s{seed}" / "config.json"
+            config.write_text(json.dumps({**json.loads(config.read_text()), "no_input_norm": False}))
+    table = plot.fig4_equal_table(plot.load_groups([str(tmp_path)]))
+    assert table.splitlines()[-1] == "| Hopper-v5 | 0.5 / 8 | 0.98, invariant | 0.37, not |"
+    assert "Hopper 1000.0×" in table  # at 0.5 ms: 1,000,000 transitions against 1,000 decisions
