@@ -366,9 +366,9 @@ def main(argv=None):
     discounts_buf = np.zeros(n, np.float32)  # γ_δ^w
     radius_buf = np.zeros(n, np.float32)  # d, or λ-SAR's u
     durations_buf = np.zeros(n, np.int64)  # w, in δ-steps
-    eval_env = None
+    eval_decision_env = None
     if args.eval_every:
-        eval_env = make_decision_env(args)
+        eval_decision_env = make_decision_env(args)
 
     bookkeeping.say_plan(run, args, n)
     try:  # the first episode; on a MuJoCo task a checkpoint's episode replaces it below
@@ -446,7 +446,7 @@ def main(argv=None):
         update_time = time.time() - update_start
         eval_return = ""
         if args.eval_every and counters["update"] % args.eval_every == 0:
-            eval_return = evaluate(args, eval_env, agent, obs_rms, repetition.obs_stats)
+            eval_return = evaluate(args, eval_decision_env, agent, obs_rms, repetition.obs_stats)
         counters["wall_time_s"] = time.time() - start
         return_mean = ""  # no training episode ended
         if finished_returns:
