@@ -384,7 +384,6 @@ def check_args(args):
             ("--dt", args.dt < 1, f"{args.dt:g} s leaves RMSprop no α = 1 − δ in (0, 1)"),
             ("--physical-time", args.physical_time is not None or envs.dt0_of(args.env_id) is not None,
              f"{args.env_id} has no δ0 of its own for the default 10^6·δ0; give the seconds"),
-
             ("--ou-theta", args.ou_theta * args.dt <= 1, f"θ·δ = {args.ou_theta * args.dt:g} must be at most 1, or the "
              "noise X ← X(1 − θδ) + σ√δ·ε grows without bound"),
             ("--buffer-size", args.buffer_size >= args.num_envs, "must hold one vector step, --num-envs transitions")]:
