@@ -454,10 +454,12 @@ def evaluate(args, decision_env, agent, obs_rms):
 
 # ================================================================ the flags
 TOTAL_STEPS = 1_000_000  # decisions, the default budget
-PPO_DEFAULTS = {"num_steps": 2048, "update_epochs": 10, "minibatch_size": 64, "gae_lambda": 0.95,  # Table 2
-                "init_logstd": 0.0}  # the authors' sb3/repeat/main.py
-A2C_DEFAULTS = {"num_steps": 256, "update_epochs": 1, "minibatch_size": None,  # Table 4; one minibatch: the rollout
-                "gae_lambda": 1.0, "init_logstd": -1.5}  # these two: the authors' sb3/repeat/main.py
+# Table 2; init_logstd: the authors' sb3/repeat/main.py
+PPO_DEFAULTS = {"num_steps": 2048, "update_epochs": 10, "minibatch_size": 64, "gae_lambda": 0.95,
+                "init_logstd": 0.0}
+# Table 4 (minibatch_size None: the rollout is one); gae_lambda, init_logstd: the authors' code
+A2C_DEFAULTS = {"num_steps": 256, "update_epochs": 1, "minibatch_size": None, "gae_lambda": 1.0,
+                "init_logstd": -1.5}
 CLIP_COEF = 0.2  # PPO's ratio clip ε (Table 2)
 
 

@@ -824,12 +824,27 @@ def fig4_table(groups):
     return "\n".join(lines)
 
 
+def fig4_panels(tasks):
+    """Fig. 4's frame: a panel per task, four a row."""
+    rows, cols = math.ceil(len(tasks) / PER_FIGURE), min(len(tasks), PER_FIGURE)
+    return plt.subplots(rows, cols, figsize=(max(5.0, 2.7 * cols + 0.6), 2.6 * rows + 1.3), squeeze=False)
+
+
+def fig4_axis(ax, env_id, dts, cells):
+    """A Fig. 4 panel's δ ticks (each with its T), title and grid."""
+    ax.set_xticks(range(len(dts)), [f"{dt * 1000:g} ms\nT = {cells[(env_id, dt)][0]:,.0f} s" for dt in dts],
+                  fontsize=7)
+    ax.set_xlim(-0.6, len(dts) - 0.4)
+    ax.set_title(env_id, fontsize=8)
+    ax.tick_params(axis="y", labelsize=7)
+    ax.grid(alpha=0.3, axis="y")
+
+
 def fig4_figure(groups, tasks):
     """The paper's Fig. 4: a panel per task (four a row), a pair of bars per δ: SAR-PPO and DAU at equal
     physical time T; whiskers the seeds' min–max, dots the seeds."""
     cells = fig4_cells(groups)
-    rows, cols = math.ceil(len(tasks) / PER_FIGURE), min(len(tasks), PER_FIGURE)
-    fig, axes = plt.subplots(rows, cols, figsize=(max(5.0, 2.7 * cols + 0.6), 2.6 * rows + 1.3), squeeze=False)
+    fig, axes = fig4_panels(tasks)
     for ax, env_id in zip(axes.flat, tasks):
         dts = sorted(dt for e, dt in cells if e == env_id)
         for i, dt in enumerate(dts):
@@ -845,12 +860,7 @@ def fig4_figure(groups, tasks):
                        color=method_color(method), edgecolor="white", linewidth=0,
                        hatch="//" if method == "SAR-PPO" and reached < len(values) else "")
                 ax.scatter([x] * len(values), values, s=7, color="black", zorder=3)
-        ax.set_xticks(range(len(dts)), [f"{dt * 1000:g} ms\nT = {cells[(env_id, dt)][0]:,.0f} s" for dt in dts],
-                      fontsize=7)
-        ax.set_xlim(-0.6, len(dts) - 0.4)
-        ax.set_title(env_id, fontsize=8)
-        ax.tick_params(axis="y", labelsize=7)
-        ax.grid(alpha=0.3, axis="y")
+        fig4_axis(ax, env_id, dts, cells)
     for ax in axes.flat[len(tasks):]:
         ax.set_visible(False)
     for row in axes:
@@ -939,8 +949,7 @@ def fig4_equal_figure(groups, tasks):
     evaluations (SAR-PPO, DAU) and beside each its training return as an open diamond; whiskers the seeds'
     min–max, dots the seeds."""
     cells = fig4_equal_cells(groups)
-    rows, cols = math.ceil(len(tasks) / PER_FIGURE), min(len(tasks), PER_FIGURE)
-    fig, axes = plt.subplots(rows, cols, figsize=(max(5.0, 2.7 * cols + 0.6), 2.6 * rows + 1.3), squeeze=False)
+    fig, axes = fig4_panels(tasks)
     for ax, env_id in zip(axes.flat, tasks):
         dts = sorted(dt for e, dt in cells if e == env_id)
         for i, dt in enumerate(dts):
@@ -956,12 +965,7 @@ def fig4_equal_figure(groups, tasks):
                 if trained[j]:
                     ax.scatter([x], [np.mean(trained[j])], s=22, marker="D", facecolor="white",
                                edgecolor="black", linewidth=1.0, zorder=4)
-        ax.set_xticks(range(len(dts)), [f"{dt * 1000:g} ms\nT = {cells[(env_id, dt)][0]:,.0f} s" for dt in dts],
-                      fontsize=7)
-        ax.set_xlim(-0.6, len(dts) - 0.4)
-        ax.set_title(env_id, fontsize=8)
-        ax.tick_params(axis="y", labelsize=7)
-        ax.grid(alpha=0.3, axis="y")
+        fig4_axis(ax, env_id, dts, cells)
     for ax in axes.flat[len(tasks):]:
         ax.set_visible(False)
     for row in axes:
