@@ -26,7 +26,7 @@ import bookkeeping
 import envs
 from bookkeeping import checked, fail, within
 
-MAX_T = 0.05  # t_max (s): no action is repeated longer (Sec. 5; App. J.3)
+MAX_T = 0.05  # t_max (s): a repetition ends at its first δ-step at or past it (Sec. 5; App. J.3)
 MAX_T_CAP = 1000  # (s) the largest finite t_max taken, by the flag and the wrapper alike
 MAX_D = {"l1": 0.5, "l2": 1.0}  # d_max for Δ's l1 and l2 norms (App. J.3; l2: App. I)
 
@@ -119,8 +119,9 @@ class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
             a = action[:-1]
             u = (min(max(action[-1], -1.0), 1.0) + 1) / 2  # u ∈ [0, 1]
         d = u * self.max_d
-        # Δ = ||ñ(s) − ñ(s_i)|| / n (l2: / √n), ñ(s) = (s − mean)/(σ + 1e-3) (Sec. 5):
-        # the mean cancels, so Δ weighs s − s_i by these, fixed for the repetition
+        # Δ = ||ñ(s) − ñ(s_i)|| / n (l2: / √n), ñ(s) = (s − mean)/(σ + 1e-3), the running mean
+        # and std (Sec. 5; 1e-3: the authors' code): the mean cancels, so Δ weighs s − s_i by
+        # these, fixed for the repetition
         weight = self.delta_mask / ((np.sqrt(self.obs_stats.var) + 1e-3) * self.per_dim)
         s_i = self.obs
         seen = []  # the repetition's observations
@@ -145,7 +146,7 @@ class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
                 distance = np.abs(obs - s_i) @ weight
             else:
                 distance = math.sqrt(np.square((obs - s_i) * weight).sum())
-            # out of eq. (6)'s region; a tie Δ = d ends it, as in the authors' code
+            # out of eq. (6)'s region Δ ≤ d; a tie ends it too, as in the authors' code
             if self.lambda_dt is None and distance >= d:
                 break
             # eq. (8), each term scaled to [0, 1] (Δ over d_max, k·δ over t_max), u in d's place
@@ -447,7 +448,7 @@ def main(argv=None):
     radius_buf = np.zeros(n, np.float32)  # d, or λ-SAR's u
     durations_buf = np.zeros(n, np.int64)  # w, in δ-steps
     eval_decision_env = None
-    if args.eval_every:
+    if args.eval_every or args.eval_every_s:
         eval_decision_env = make_decision_env(args)
 
     bookkeeping.say_plan(run, args, n)
@@ -535,7 +536,7 @@ def main(argv=None):
         # ---------------- logs
         update_time = time.time() - update_start
         eval_return = ""
-        if args.eval_every and counters["update"] % args.eval_every == 0:
+        if bookkeeping.evaluation_due(args, counters, int(durations_buf.sum()), dt):
             eval_return = evaluate(args, eval_decision_env, agent, obs_rms, repetition.obs_stats)
         counters["wall_time_s"] = time.time() - start
         return_mean = ""  # no training episode ended

@@ -34,8 +34,8 @@ from gymnasium.wrappers.utils import RunningMeanStd
 COLUMNS = ["decision_steps", "env_steps", "physical_time_s", "wall_time_s", "episodes", "return_mean",  # progress.csv
            "eval_return_mean", "action_duration_mean_s", "safe_radius_mean", "policy_loss", "value_loss",
            "approx_kl", "clip_fraction", "entropy", "decisions_per_s", "env_steps_per_s"]  # a script may add its own
-RESUMABLE = {"total_steps", "physical_time", "eval_every", "eval_episodes", "log_dir", "run_name",  # the run's flags
-             "checkpoint_every", "save_model", "resume", "threads", "method"}  # may differ on --resume
+RESUMABLE = {"total_steps", "physical_time", "eval_every", "eval_every_s", "eval_episodes", "log_dir",  # the run's
+             "run_name", "checkpoint_every", "save_model", "resume", "threads", "method"}  # may differ on --resume
 
 
 class Script(NamedTuple):
@@ -61,7 +61,8 @@ def checked(kind, ok, rule):  # an argparse type: `kind(text)` if `ok` holds for
             if ok(value := kind(text)):
                 return value
         except (ValueError, OverflowError):
-            pass
+            if kind is int:  # "1e5", "1.5"
+                raise argparse.ArgumentTypeError(f"{rule} as a whole number, got {text!r}") from None
         raise argparse.ArgumentTypeError(f"{rule}, got {text!r}")
     parse.rule = rule  # shown by --help
     return parse
@@ -103,15 +104,19 @@ def parser(description):
     return p
 
 
-def add_budget_flags(p, total_steps):  # a run's budget: decisions, or seconds of experience
+def add_budget_flags(p, total_steps):  # a run's budget: decisions, or seconds of experience; evaluations by the latter
     p.add_argument("--total-steps", type=within(int, 1, 10 ** 10), help=f"decisions to train for ({total_steps:,})")
     p.add_argument("--physical-time", type=within(float, 0, 10 ** 9, open_low=True), help="seconds of experience "
                    "instead: the run ends at the first update that reaches them (Fig. 4 at equal physical time)")
+    p.add_argument("--eval-every-s", type=within(float, 0, 10 ** 9, open_low=True), help="seconds of experience "
+                   "between evaluations, instead of --eval-every's updates: at the first update past each multiple")
 
 
 def check_budget(args, total_steps):  # one budget: --physical-time, or --total-steps (default `total_steps`)
     if args.total_steps is not None and args.physical_time is not None:
         fail("--physical-time: a run has one budget; leave out --total-steps")
+    if args.eval_every and args.eval_every_s:
+        fail("--eval-every-s: a run has one evaluation schedule; leave out --eval-every")
     if args.physical_time is None:
         args.total_steps = args.total_steps or total_steps
 
@@ -134,16 +139,27 @@ def add_run_flags(p, every="updates", checkpoint_every=1, save_model=True,
     p.add_argument("--threads", type=within(int, 1, os.cpu_count()), default=1, help="torch threads")
 
 
+OPENED = {}  # "run": the run this process trains, from the moment its folder is locked (what guard says)
+
+
 def guard(main):
     """Run a script's main: Ctrl-C, or a failed write (a full disk), is one line; the run resumes."""
+    OPENED.clear()  # no run opened yet (a test may call guard twice in one process)
     try:
         main()
     except (KeyboardInterrupt, OSError) as e:
+        name, run = os.path.basename(sys.argv[0]), OPENED.get("run")
         again = "the same command" if "--resume" in sys.argv else "the same command plus --resume"
-        if isinstance(e, KeyboardInterrupt):  # exit status 130, as a shell's for Ctrl-C
-            print(f"{os.path.basename(sys.argv[0])}: interrupted; continue the run with {again}", file=sys.stderr)
+        since = ""
+        if run and len(run["rows"]) > run["checkpointed"]:  # DAU checkpoints every 500 rows
+            since = f" (from its checkpoint: rows {run['checkpointed'] + 1} to {len(run['rows'])} are made again)"
+        if isinstance(e, KeyboardInterrupt) and run is None:
+            print(f"{name}: interrupted before the run began; nothing written", file=sys.stderr)
             sys.exit(130)
-        sys.exit(f"{os.path.basename(sys.argv[0])}: {e}; once that is mended, continue the run with {again}")
+        if isinstance(e, KeyboardInterrupt):  # exit status 130, as a shell's for Ctrl-C
+            print(f"{name}: interrupted; continue the run with {again}{since}", file=sys.stderr)
+            sys.exit(130)
+        sys.exit(f"{name}: {e}; once that is mended, continue the run with {again}{since}")
 
 
 # ---------------------------------------------------------------- files, whole or not at all
@@ -230,6 +246,15 @@ def spent(args, script, decisions, physical_time):  # "4,096 decisions reach --t
     if args.total_steps is not None:  # DAU: transitions
         return f"{decisions:,} {script.unit} reach --physical-time {value:g} s"
     return f"{physical_time:g} s reach --physical-time {value:g} s"
+
+
+def evaluation_due(args, counters, steps, dt):
+    """Whether the update just logged in `counters` ends with an evaluation: every --eval-every updates, or the
+    first update past each multiple of --eval-every-s seconds of experience (`steps`: the update's δ-steps)."""
+    if args.eval_every_s:
+        before, now = (counters["env_steps"] - steps) * dt, counters["env_steps"] * dt
+        return int(now / args.eval_every_s + 1e-9) > int(before / args.eval_every_s + 1e-9)
+    return bool(args.eval_every) and counters["update"] % args.eval_every == 0
 
 
 def run_finished(run, args):  # whether the run's last row has spent its budget
@@ -335,9 +360,12 @@ def open_run(args, argv, script, learner, config, rng=None):
         fail(f"--log-dir: cannot make {run_dir} ({e.strerror})")
     if (os.path.exists(progress) or os.path.exists(checkpoint)) and not args.resume:  # made meanwhile by another
         fail(f"--run-name: {run_dir} exists; pass --resume to continue it or choose another --run-name")
+    if args.resume and not (os.path.exists(progress) or os.path.exists(checkpoint)):  # as a list starts its runs
+        print(f"note: --resume: no run in {run_dir} yet; starting it")
     counters = {name: 0 for name in script.counters}
     run = {"dir": run_dir, "script": script, "learner": learner, "rng": rng, "rows": [], "config": None,
-           "state": None, "counters": counters}
+           "state": None, "counters": counters, "checkpointed": 0}
+    OPENED["run"] = run
     state, done, physical, made = None, 0, 0.0, {}
     if args.resume and os.path.exists(checkpoint):
         try:
@@ -351,7 +379,8 @@ def open_run(args, argv, script, learner, config, rng=None):
             torch.set_rng_state(state["torch_rng"])
             if rng is not None:
                 rng.bit_generator.state = state["numpy_rng"]
-            run.update(counters=state["counters"], rows=state["rows"], config=state["config"], state=state)
+            run.update(counters=state["counters"], rows=state["rows"], config=state["config"], state=state,
+                       checkpointed=len(state["rows"]))
             if run["rows"]:
                 done, physical = run["rows"][-1]["decision_steps"], run["rows"][-1]["physical_time_s"]
             made = state["config"]
@@ -401,7 +430,7 @@ def open_run(args, argv, script, learner, config, rng=None):
     return run
 
 
-OWN_VALUES = ("total_steps", "physical_time", "eval_every", "eval_episodes", "checkpoint_every")
+OWN_VALUES = ("total_steps", "physical_time", "eval_every", "eval_every_s", "eval_episodes", "checkpoint_every")
 
 
 def take_own_values(args, made, given):
@@ -410,8 +439,9 @@ def take_own_values(args, made, given):
     if not {"total_steps", "physical_time"} & given:
         args.total_steps = made.get("total_steps", args.total_steps)
         args.physical_time = made.get("physical_time", args.physical_time)
+    schedule = {"eval_every", "eval_every_s"}  # one given: the run's other one is not taken
     for key in OWN_VALUES[2:]:
-        if key not in given and key in made:
+        if key not in given and key in made and not (key in schedule and schedule & given):
             setattr(args, key, made[key])
 
 
@@ -473,6 +503,7 @@ def save_checkpoint(run, envs_now=None):
         state["numpy_rng"] = run["rng"].bit_generator.state
     state.update(envs_now or {})
     save_atomic(os.path.join(run["dir"], "checkpoint.pt"), state)
+    run["checkpointed"] = len(run["rows"])
     return state
 
 

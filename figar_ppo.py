@@ -312,7 +312,7 @@ def main(argv=None):
     discounts_buf = np.zeros(n, np.float32)  # γ_δ^w
     durations_buf = np.zeros(n, np.int64)  # w, in δ-steps
     eval_decision_env = None
-    if args.eval_every:
+    if args.eval_every or args.eval_every_s:
         eval_decision_env = make_decision_env(args)
 
     bookkeeping.say_plan(run, args, n)
@@ -400,7 +400,7 @@ def main(argv=None):
         update_time = time.time() - update_start
         eval_return = ""
         eval_decisions = ""
-        if args.eval_every and counters["update"] % args.eval_every == 0:
+        if bookkeeping.evaluation_due(args, counters, int(durations_buf.sum()), dt):
             eval_return, eval_decisions = evaluate(args, eval_decision_env, agent, obs_rms)
         counters["wall_time_s"] = time.time() - start
         return_mean = ""  # no training episode ended
@@ -494,8 +494,9 @@ def make_parser():
     p.add_argument("--learning-rate", type=within(float, 0, 1, open_low=True), default=1e-4, help="Adam's step size")
     p.add_argument("--adam-eps", type=within(float, 1e-12, 1), default=1e-5, help="Adam's epsilon")
     p.add_argument("--a2c", action="store_true", help="A2C as PPO's special case (Table 4): one step on the whole "
-                   f"rollout, RMSprop (its epsilon: --adam-eps), raw advantages, GAE λ {A2C_DEFAULTS['gae_lambda']:g}, "
-                   f"{A2C_DEFAULTS['num_steps']} decisions per update, initial log-std {A2C_DEFAULTS['init_logstd']}")
+                   "rollout, RMSprop (step size and epsilon: --learning-rate, --adam-eps), raw advantages, GAE λ "
+                   f"{A2C_DEFAULTS['gae_lambda']:g}, {A2C_DEFAULTS['num_steps']} decisions per update, initial log-std "
+                   f"{A2C_DEFAULTS['init_logstd']}")
     p.add_argument("--num-steps", type=within(int, 2, 2 ** 20),
                    help=f"decision steps per update ({PPO_DEFAULTS['num_steps']})")
     p.add_argument("--update-epochs", type=within(int, 1, 1000),

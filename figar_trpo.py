@@ -350,7 +350,7 @@ def main(argv=None):
     discounts_buf = np.zeros(n, np.float32)  # γ_δ^w
     durations_buf = np.zeros(n, np.int64)  # w, in δ-steps
     eval_decision_env = None
-    if args.eval_every:
+    if args.eval_every or args.eval_every_s:
         eval_decision_env = make_decision_env(args)
 
     bookkeeping.say_plan(run, args, n)
@@ -427,7 +427,7 @@ def main(argv=None):
         # ---------------- logs
         update_time = time.time() - update_start
         eval_return = ""
-        if args.eval_every and counters["update"] % args.eval_every == 0:
+        if bookkeeping.evaluation_due(args, counters, int(durations_buf.sum()), dt):
             eval_return = evaluate(args, eval_decision_env, agent, obs_rms)
         counters["wall_time_s"] = time.time() - start
         return_mean = ""  # no training episode ended

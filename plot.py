@@ -232,6 +232,8 @@ def load_run(folder, partial=False, max_steps=None, counts=None):
             config["method"] = "DAU (no normalisation)"
         with open(os.path.join(folder, "progress.csv"), newline="") as f:
             text = f.read()
+        if partial and "\n" in text:  # a run in flight may be writing its last row: the whole rows before it
+            text = text[:text.rindex("\n") + 1]
         rows = list(csv.DictReader(io.StringIO(text)))
         torn = [i for i, r in enumerate(rows, 2) if None in r or None in r.values()]
         if torn or not text.endswith("\n"):
@@ -282,14 +284,19 @@ def setting_of(config):
     return "+".join(parts) or "deterministic"
 
 
+def final_window(columns, fraction=0.1):
+    """The updates in the last `fraction` of the run's decision steps that logged a training return (an update
+    with no finished episode has none)."""
+    steps, known = columns["decision_steps"], ~np.isnan(columns["return_mean"])
+    return known & (steps >= steps.max() * (1 - fraction))
+
+
 def final_return(columns, fraction=0.1):
-    """Mean training return of the updates in the last `fraction` of the run's decision steps
-    (updates with no finished episode have none); the last known return if that window is empty."""
-    steps, returns = columns["decision_steps"], columns["return_mean"]
-    known = ~np.isnan(returns)
-    window = known & (steps >= steps.max() * (1 - fraction))
+    """Mean training return over `final_window`; the last known return if that window is empty (main says so)."""
+    returns, window = columns["return_mean"], final_window(columns, fraction)
     if window.any():
         return float(returns[window].mean())
+    known = ~np.isnan(returns)
     return float(returns[known][-1]) if known.any() else math.nan
 
 
@@ -1323,12 +1330,17 @@ def main(argv=None):
                 if counts.get("Unfinished") else "")
         hint += (f"; {counts['Variant']} run(s) of a variant of a method: add --variants to include them"
                  if counts.get("Variant") else "")
-        fail(f"no finished run found in {' '.join(args.paths)}{' (with --only)' if args.only else ''}"
-             f"{f' of {args.learner}' if args.learner else ''}{hint}")
+        fail(f"no {'' if args.partial else 'finished '}run found in {' '.join(args.paths)}"
+             f"{' (with --only)' if args.only else ''}{f' of {args.learner}' if args.learner else ''}{hint}")
     if counts.get("Variant"):  # never silently: a variant is left out of the paper's methods' panels
         print(f"note: {counts['Variant']} run(s) of a variant of a method (a method flag off its default) left "
               f"out; --variants includes them", file=sys.stderr)
     score, what = final_return, "final return"
+    stand_ins = sorted(os.path.basename(folder) for runs in groups.values() for _, columns, folder in runs
+                       if not final_window(columns).any() and not np.isnan(columns["return_mean"]).all())
+    if stand_ins and args.window is None:  # never silently
+        print(f"note: no training return in the last 10% of {', '.join(stand_ins)}: the tables take each one's last "
+              "one", file=sys.stderr)
     if args.window is not None:
         for runs in groups.values():
             for _, columns, folder in runs:
@@ -1364,6 +1376,9 @@ def main(argv=None):
     if "tacos" in args.kinds and tacos_cells(groups):
         print()
         print(tacos_table(groups))
+    elif "tacos" in args.kinds:  # not among the default kinds: asked for
+        print("note: --kinds tacos: no TaCoS-PPO run among these (benchmark/tacos.sh makes them; --variants reads "
+              "them)", file=sys.stderr)
     if args.table:
         return 0
     with promises.locked("--out", args.out):  # two plot.py drawing into one folder would mix their figures

@@ -23,7 +23,7 @@ import bookkeeping
 import envs
 from bookkeeping import checked, fail, within
 
-MAX_T = 0.05  # t_max (s): no action is repeated longer (Sec. 5; App. J.3)
+MAX_T = 0.05  # t_max (s): a repetition ends at its first δ-step at or past it (Sec. 5; App. J.3)
 MAX_T_CAP = 1000  # (s) the largest finite t_max taken, by the flag and the wrapper alike
 MAX_D = {"l1": 0.5, "l2": 1.0}  # d_max for Δ's l1 and l2 norms (App. J.3; l2: App. I)
 
@@ -116,8 +116,9 @@ class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
             a = action[:-1]
             u = (min(max(action[-1], -1.0), 1.0) + 1) / 2  # u ∈ [0, 1]
         d = u * self.max_d
-        # Δ = ||ñ(s) − ñ(s_i)|| / n (l2: / √n), ñ(s) = (s − mean)/(σ + 1e-3) (Sec. 5):
-        # the mean cancels, so Δ weighs s − s_i by these, fixed for the repetition
+        # Δ = ||ñ(s) − ñ(s_i)|| / n (l2: / √n), ñ(s) = (s − mean)/(σ + 1e-3), the running mean
+        # and std (Sec. 5; 1e-3: the authors' code): the mean cancels, so Δ weighs s − s_i by
+        # these, fixed for the repetition
         weight = self.delta_mask / ((np.sqrt(self.obs_stats.var) + 1e-3) * self.per_dim)
         s_i = self.obs
         seen = []  # the repetition's observations
@@ -142,7 +143,7 @@ class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
                 distance = np.abs(obs - s_i) @ weight
             else:
                 distance = math.sqrt(np.square((obs - s_i) * weight).sum())
-            # out of eq. (6)'s region; a tie Δ = d ends it, as in the authors' code
+            # out of eq. (6)'s region Δ ≤ d; a tie ends it too, as in the authors' code
             if self.lambda_dt is None and distance >= d:
                 break
             # eq. (8), each term scaled to [0, 1] (Δ over d_max, k·δ over t_max), u in d's place
@@ -367,7 +368,7 @@ def main(argv=None):
     radius_buf = np.zeros(n, np.float32)  # d, or λ-SAR's u
     durations_buf = np.zeros(n, np.int64)  # w, in δ-steps
     eval_decision_env = None
-    if args.eval_every:
+    if args.eval_every or args.eval_every_s:
         eval_decision_env = make_decision_env(args)
 
     bookkeeping.say_plan(run, args, n)
@@ -445,7 +446,7 @@ def main(argv=None):
         # ---------------- logs
         update_time = time.time() - update_start
         eval_return = ""
-        if args.eval_every and counters["update"] % args.eval_every == 0:
+        if bookkeeping.evaluation_due(args, counters, int(durations_buf.sum()), dt):
             eval_return = evaluate(args, eval_decision_env, agent, obs_rms, repetition.obs_stats)
         counters["wall_time_s"] = time.time() - start
         return_mean = ""  # no training episode ended
@@ -522,7 +523,7 @@ def make_parser():
                    help=f"d_max: d = u·d_max ({MAX_D['l1']}; {MAX_D['l2']} for l2)")
     p.add_argument("--max-t", type=checked(float, lambda v: 0 < v <= MAX_T_CAP or v == math.inf,
                                            f"must lie in (0, {MAX_T_CAP}] or be inf"),
-                   default=MAX_T, help="t_max: a repetition's cap (s)")
+                   default=MAX_T, help="t_max: a repetition ends at its first δ-step at or past it (s)")
     p.add_argument("--lambda-dt", type=within(float, 0, 1), help="λ of λ-SAR (eq. 8)")
     p.add_argument("--norm", choices=["l1", "l2"], default="l1", help="Δ's norm: l1/dim, or l2/√dim (App. I)")
     p.add_argument("--delta-dims", type=checked(lambda text: [int(i) for i in text.split(",")], lambda v: min(v) >= 0
@@ -533,8 +534,9 @@ def make_parser():
     p.add_argument("--learning-rate", type=within(float, 0, 1, open_low=True), default=1e-4, help="Adam's step size")
     p.add_argument("--adam-eps", type=within(float, 1e-12, 1), default=1e-5, help="Adam's epsilon")
     p.add_argument("--a2c", action="store_true", help="A2C as PPO's special case (Table 4): one step on the whole "
-                   f"rollout, RMSprop (its epsilon: --adam-eps), raw advantages, GAE λ {A2C_DEFAULTS['gae_lambda']:g}, "
-                   f"{A2C_DEFAULTS['num_steps']} decisions per update, initial log-std {A2C_DEFAULTS['init_logstd']}")
+                   "rollout, RMSprop (step size and epsilon: --learning-rate, --adam-eps), raw advantages, GAE λ "
+                   f"{A2C_DEFAULTS['gae_lambda']:g}, {A2C_DEFAULTS['num_steps']} decisions per update, initial log-std "
+                   f"{A2C_DEFAULTS['init_logstd']}")
     p.add_argument("--num-steps", type=within(int, 2, 2 ** 20),
                    help=f"decision steps per update ({PPO_DEFAULTS['num_steps']})")
     p.add_argument("--update-epochs", type=within(int, 1, 1000),

@@ -192,6 +192,7 @@ MORE_BAD_FLAGS = [  # (flags, text the one line must hold), for both scripts
     (["--clip-coef", "1e308"], "--clip-coef"), (["--update-epochs", "1000000000000"], "--update-epochs"),
     (["--run-name", "x" * 300], "--run-name"), (["--adam-eps", "1e-320"], "--adam-eps"),
     (["--vf-coef", "1e308"], "--vf-coef"), (["--dt", ""], "--dt"), (["--log-dir", ""], "--log-dir"),
+    (["--eval-every-s", "0"], "--eval-every-s"), (["--eval-every", "2", "--eval-every-s", "60"], "--eval-every-s"),
 ]
 
 

@@ -225,6 +225,26 @@ def test_a_run_killed_twice_and_resumed_gives_the_uninterrupted_runs_rows(tmp_pa
     assert int(whole[-1]["episodes"]) > 4  # episodes did end
 
 
+def test_ctrl_c_between_checkpoints_names_the_rows_that_are_made_again(tmp_path):
+    flags = ["--dt", "original", "--physical-time", "24", *SMALL, "--checkpoint-every", "100"]  # 30 rows
+    proc = Forked("dau.py", "--log-dir", tmp_path, "--run-name", "cut", *flags, files=[
+        open(os.devnull), open(os.devnull, "w"), err := open(tmp_path / "err.txt", "w")])
+    progress = tmp_path / "cut" / "progress.csv"
+    deadline = time.time() + 120
+    while proc.poll() is None and time.time() < deadline and not (
+            progress.exists() and len(progress.read_text().splitlines()) > 8):
+        time.sleep(0.005)
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=60) == 130
+    err.close()
+    logged = len(progress.read_text().splitlines()) - 1
+    message = (tmp_path / "err.txt").read_text()
+    made = checkpoint(tmp_path / "cut")["counters"]["row"]
+    assert message.count("\n") == 1 and "interrupted; continue the run with the same command plus --resume" in message
+    assert 8 <= logged < 30 and made == 0  # the checkpoint made before the first row
+    assert f"(from its checkpoint: rows 1 to {logged} are made again)" in message
+
+
 # The toy tasks of tests/helpers.py (TOYS), registered in the child process: a non-finite observation or reward.
 @pytest.mark.parametrize("env_id,named", [("NanObservation-v0", "observation: not finite"),
                                           ("NanReward-v0", "reward: not finite")])

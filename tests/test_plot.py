@@ -80,6 +80,14 @@ def test_plot_refuses_a_progress_csv_missing_every_other_row(tmp_path, capsys):
     assert plot.load_run(str(tmp_path / "run")) is None and "missing row" in capsys.readouterr().err
 
 
+def test_partial_reads_a_run_in_flight_up_to_the_last_row_it_is_writing(tmp_path, capsys):
+    fake_run(tmp_path, "sar1", 10.0, seed=1, rows=12, total_steps=2000)
+    progress = tmp_path / "sar1" / "progress.csv"
+    progress.write_text(progress.read_text()[:-20])  # row 12 half written
+    [[(_, columns, _)]] = plot.load_groups([str(tmp_path)], partial=True).values()
+    assert list(columns["decision_steps"]) == [100.0 * i for i in range(1, 12)] and capsys.readouterr().err == ""
+
+
 def test_plot_finds_runs_recursively_counts_a_seed_once_and_skips_torn_runs(tmp_path, capsys):
     fake_run(tmp_path / "runs", "sar1", 10.0, seed=1)
     fake_run(tmp_path / "runs", "sar2", 20.0, seed=2)
@@ -476,3 +484,21 @@ def test_plot_says_which_figures_of_out_it_did_not_draw_and_leaves_them_as_they_
     assert (len(older) == 1 and "Hopper-v5_deterministic_final_return.png" in older[0]
             and "InvertedPendulum" not in older[0])
     assert sorted(p.name for p in out.iterdir()) == first  # an earlier call's figure is named, not deleted
+
+
+def test_a_run_without_a_training_return_in_its_last_10_percent_is_named_where_its_last_one_stands_in(tmp_path, capsys):
+    fake_run(tmp_path, "late__s1", 100.0)
+    fake_run(tmp_path, "quiet__s2", 100.0, seed=2)
+    progress = tmp_path / "quiet__s2" / "progress.csv"
+    lines = progress.read_text().splitlines()
+    column = lines[0].split(",").index("return_mean")
+    for i in (9, 10):  # the last 10% of its 1,000 decisions: rows 9 and 10 end no episode
+        cells = lines[i].split(",")
+        cells[column] = ""
+        lines[i] = ",".join(cells)
+    lines[8] = lines[8].replace(",100.0,", ",60.0,")
+    progress.write_text("\n".join(lines) + "\n")
+    assert plot.main([str(tmp_path), "--table"]) == 0
+    out, err = capsys.readouterr()
+    assert err.count("\n") == 1 and "no training return in the last 10% of quiet__s2" in err and "late__s1" not in err
+    assert "| quiet__s2 | 1,000 | 20 | 60.0 |" in out  # the number is unchanged: its last one, named

@@ -1,6 +1,8 @@
 """Runs are never erased or continued wrong: a killed or interrupted run resumes to the rows of an
 uninterrupted one; damaged, foreign or missing files are rebuilt from the checkpoint or refused in one line;
 one process per run folder; a committed run in a fresh clone is left as it is."""
+import argparse
+import glob
 import json
 import os
 import resource
@@ -13,7 +15,8 @@ import time
 import pytest
 import torch
 
-from tests.helpers import ROOT, TINY, VARYING, Forked, copy_of, rows_of, train
+import bookkeeping
+from tests.helpers import ROOT, TINY, VARYING, Forked, copy_of, rows_of, run_forked, train
 
 
 def kill_after_rows(cmd, progress, rows):
@@ -70,6 +73,31 @@ def test_interrupted_run_says_one_line_and_resumes_to_every_row(tmp_path):
     assert decisions(tmp_path) == list(range(256, total + 1, 256))
 
 
+INTERRUPT_BEFORE_THE_RUN = """
+import runpy, sys
+import envs
+def interrupted(*args, **kwargs):
+    raise KeyboardInterrupt
+envs.make_env = interrupted
+sys.argv = sys.argv[1:]
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
+
+@pytest.mark.parametrize("script", ["sar_ppo.py", "dau.py"])
+def test_ctrl_c_before_the_run_folder_is_made_says_nothing_was_written(tmp_path, script):
+    result = run_forked(script, "--log-dir", tmp_path / "logs", prelude=INTERRUPT_BEFORE_THE_RUN)
+    assert result.returncode == 130 and result.stderr.count("\n") == 1
+    assert "interrupted before the run began; nothing written" in result.stderr and not (tmp_path / "logs").exists()
+
+
+def test_resume_of_a_run_not_yet_made_says_it_starts_it(tmp_path):
+    result = train("sar_ppo.py", tmp_path, "--total-steps", "256", *TINY, "--resume")
+    assert f"note: --resume: no run in {tmp_path / 'run'} yet; starting it" in result.stdout
+    again = train("sar_ppo.py", tmp_path, "--total-steps", "256", *TINY, "--resume")
+    assert "no run in" not in again.stdout and "is finished" in again.stdout
+
+
 def test_failed_write_stops_with_one_line_and_the_run_resumes(tmp_path):
     # a file-size limit fails the first update's checkpoint (~1.6 MB) like a full disk would
     limit = lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (1_000_000, 1_000_000))  # noqa: E731
@@ -106,6 +134,22 @@ def test_resume_of_a_committed_run_in_a_fresh_clone_changes_nothing(tmp_path, sc
                             capture_output=True, text=True, timeout=120)
     assert longer.returncode == 2 and longer.stderr.count("\n") == 1 and "no checkpoint" in longer.stderr
     assert snapshot(tmp_path / run) == before
+
+
+WITH_CHECKPOINTS = sorted(glob.glob(os.path.join(ROOT, "results", "runs_1m", "*", "checkpoint.pt")))
+
+
+@pytest.mark.parametrize("checkpoint", WITH_CHECKPOINTS, ids=lambda p: p.split(os.sep)[-2])
+def test_every_committed_checkpoint_holds_its_progress_csvs_rows_as_numbers_and_resumes_as_finished(checkpoint):
+    # --resume reads the budget off the checkpoint's last row and rewrites progress.csv from its rows
+    state = torch.load(checkpoint, weights_only=True)
+    args = argparse.Namespace(total_steps=state["config"]["total_steps"], physical_time=None)
+    last = state["rows"][-1]
+    assert bookkeeping.finished(args, last["decision_steps"], last["physical_time_s"])
+    columns = list(state["rows"][0])
+    with open(os.path.join(os.path.dirname(checkpoint), "progress.csv"), newline="") as f:
+        assert bookkeeping.csv_text(columns, state["rows"], header=True) == f.read()
+    assert all(isinstance(row[c], int) for row in state["rows"] for c in ("decision_steps", "env_steps", "episodes"))
 
 
 def test_resume_with_a_smaller_budget_is_finished_and_changes_nothing(tiny_run, tmp_path):

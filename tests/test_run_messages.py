@@ -151,6 +151,18 @@ def test_a_tiny_run_resumed_without_a_budget_keeps_its_own_and_a_fresh_start_say
     assert shorter.returncode == 0 and json.loads((tmp_path / "run" / "config.json").read_text()) == config
 
 
+def test_a_resumed_run_keeps_its_evaluation_schedule_unless_the_command_line_gives_one(tmp_path):
+    flags = [*tiny("sar_ppo.py"), "--dt", "0.04", "--eval-episodes", "1"]
+    assert run("sar_ppo.py", tmp_path, *flags, "--total-steps", "512", "--eval-every-s", "15").returncode == 0
+    assert run("sar_ppo.py", tmp_path, *flags, "--total-steps", "768", "--resume").returncode == 0
+    config = json.loads((tmp_path / "run" / "config.json").read_text())
+    assert config["eval_every_s"] == 15 and config["eval_every"] == 0
+    assert run("sar_ppo.py", tmp_path, *flags, "--total-steps", "1024", "--eval-every", "1", "--resume").returncode == 0
+    config = json.loads((tmp_path / "run" / "config.json").read_text())
+    assert config["eval_every_s"] is None and config["eval_every"] == 1
+    assert rows_of(tmp_path)[-1]["eval_return_mean"] != ""
+
+
 def test_a_run_folder_that_is_a_file_is_refused_as_one(tmp_path):
     (tmp_path / "run").write_text("not a folder")
     result = run("sar_ppo.py", tmp_path, "--resume")

@@ -125,3 +125,11 @@ def test_the_tacos_table_charges_every_method_c_per_decision_and_compares_sar_bo
     plot.plt.close(fig)
     assert plot.main([str(tmp_path), "--variants", "--kinds", "tacos", "--out", str(tmp_path / "figures")]) == 0
     assert (tmp_path / "figures" / "tacos_return_vs_decisions.png").exists()
+
+
+def test_the_tacos_table_asked_for_without_tacos_runs_says_so_in_one_line(tmp_path, capsys):
+    for seed in (1, 2):
+        plot = fake_run(tmp_path, "SAR-PPO", seed, 1000.0, 50)
+    assert plot.main([str(tmp_path), "--variants", "--kinds", "tacos", "--table"]) == 0
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--kinds tacos: no TaCoS-PPO run among these" in err

@@ -41,6 +41,22 @@ def test_partially_observable_stochastic_setting_trains(tmp_path, script):
     assert len(rows_of(tmp_path)) == 2
 
 
+@pytest.mark.parametrize("script", ["sar_ppo.py", "figar_ppo.py", "sar_trpo.py", "figar_trpo.py", "arp_ppo.py"])
+def test_eval_every_s_evaluates_the_first_update_past_each_multiple_and_changes_no_training_number(tmp_path, script):
+    flags = ["--env-id", "InvertedPendulum-v5", "--dt", "0.04", "--total-steps", "1280", "--num-steps", "256"]
+    if "trpo" not in script:
+        flags += ["--update-epochs", "1", "--minibatch-size", "128"]
+    train(script, tmp_path, *flags, "--eval-every-s", "15", "--eval-episodes", "1", name="timed")
+    train(script, tmp_path, *flags, name="plain")
+    timed, plain = rows_of(tmp_path, "timed"), rows_of(tmp_path, "plain")
+    times = [0.0] + [float(r["physical_time_s"]) for r in timed]
+    due = [int(now / 15) > int(before / 15) for before, now in zip(times, times[1:])]
+    assert [r["eval_return_mean"] != "" for r in timed] == due and 0 < sum(due) < len(due)
+    training = lambda rows: [{k: v for k, v in r.items() if k not in VARYING | {"eval_return_mean"}}  # noqa: E731
+                             for r in rows]
+    assert training(timed) == training(plain)
+
+
 def test_variants_get_their_own_method_name_and_run_name():
     args = sar_ppo.parse_args(["--norm", "l2", "--max-t", "inf"])
     assert args.method == "SAR-PPO (l2, no limit on t)" and "__sar-l2-no-limit-t__" in args.run_name
