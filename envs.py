@@ -11,8 +11,6 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.envs.mujoco import MujocoEnv
 
-from bookkeeping import fail, within
-
 # Table 1 (App. J.2): (δ_lowest, δ_low, δ_middle, δ_original = δ0), in seconds.
 DT_LEVELS = ("lowest", "low", "middle", "original")
 DT_TABLE = {
@@ -103,7 +101,7 @@ def resolve_dt(env_id, dt=None):
         except (TypeError, ValueError):
             pass
         raise ValueError(f"dt: {env_id} has no dt of its own; give the seconds one of its steps stands for, e.g. "
-                         f"--dt 0.01 (the default --max-t 0.05 then repeats an action up to 5 steps)"
+                         f"0.01 (t_max = 0.05 s then repeats an action up to 5 steps)"
                          + ("" if dt is None else f", got {dt!r}"))
     if dt is None:
         return dt0
@@ -128,7 +126,9 @@ def resolve_dt(env_id, dt=None):
         raise ValueError(f"dt: {dt!r} is not a number of seconds")
     if not value > 0:  # also rejects nan
         raise ValueError(f"dt: must be > 0, got {dt}")
-    if value > dt0 * (1 + 1e-9):
+    if math.isclose(value, dt0, rel_tol=1e-9):  # δ0 to float error: its physics untouched
+        return dt0
+    if value > dt0:
         raise ValueError(f"dt: {value:g} is above {env_id}'s own δ0 = {dt0:g}")
     if value < dt0 / 1000 * (1 - 1e-9):  # a floor on cost: below it a run (and a repetition) never ends
         raise ValueError(f"dt: {value:g} is below {env_id}'s δ0/1000 = {dt0 / 1000:g}, where an episode "
@@ -182,6 +182,7 @@ class DtEnv(gym.Wrapper, gym.utils.RecordConstructorArgs):
 # ---------------------------------------------------------------- the flags of the env, in every training script
 def add_flags(p, stochastic=True):
     """--env-id and --dt; with `stochastic`, the stochastic and partially observable settings (Sec. 5.2, App. H)."""
+    from bookkeeping import within  # here: the rest of envs.py needs no torch
     p.add_argument("--env-id", default="InvertedPendulum-v5", help="a gymnasium task with Box spaces (Table 1's eight)")
     p.add_argument("--dt", help="δ in seconds, or lowest|low|middle|original (Table 1); default lowest, or the task's")
     if stochastic:
@@ -195,6 +196,7 @@ def add_flags(p, stochastic=True):
 def check_flags(args):
     """--dt in seconds (by default δ_lowest of Table 1's tasks, another task's own); the stochastic settings on
     the tasks App. J.2 and App. H define them for."""
+    from bookkeeping import fail  # here: the rest of envs.py needs no torch
     try:
         default_dt = "lowest" if args.env_id in DT_TABLE else None  # given empty, --dt is bad input
         args.dt = resolve_dt(args.env_id, default_dt if args.dt is None else args.dt)
@@ -242,6 +244,8 @@ def make_env(env_id, dt=None, gamma=0.99):
     `env.dt0`, `env.gamma_dt` (γ_δ), `env.max_steps`, and the running `env.episode_return` / `env.episode_length`.
     """
     dt = resolve_dt(env_id, dt)
+    if not 0 < gamma <= 1:  # also rejects nan
+        raise ValueError(f"gamma: the discount per δ0-step lies in (0, 1], got {gamma!r}")
     spec = gym.spec(env_id)
     if env_id in DT_TABLE:  # δ0 from the env itself, as the committed runs had it
         return DtEnv(gym.make(_bare(spec)), dt, spec.max_episode_steps, gamma)  # 1000 steps at δ0, or 50 for Reacher

@@ -58,7 +58,7 @@ class DurativeRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self.tacos_map = tacos_map
         if limit_t and max_t <= self.dt * (1 + 1e-9):
             warnings.warn(f"max_t = {max_t} s is not above δ = {self.dt} s: "
-                          "no action can be repeated")
+                          "no action can be repeated", stacklevel=2)
         low, high = env.action_space.low, env.action_space.high
         # --no-limit-t: u is not clipped above
         u_high = np.float32(1)
@@ -76,7 +76,7 @@ class DurativeRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
         action = np.asarray(action)
         if action.shape != self.action_space.shape or not np.isfinite(action).all():
             size = self.action_space.shape[0]
-            raise ValueError(f"action: needs {size} finite numbers, got {action!r}")
+            raise ValueError(f"action: needs {size} finite numbers, shape ({size},), got {action!r}")
         # u ∈ [0, 1], unless limit_t is off
         u = (min(max(action[-1], -1.0), self.action_space.high[-1]) + 1) / 2
         a = action[:-1]
@@ -106,10 +106,15 @@ class DurativeRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
 def check_wrapped(env, dt, gamma_dt, max_t):
     """(δ, γ_δ, observation size) for a repetition around `env`, checked: `dt` (seconds per step
-    of `env`) and `gamma_dt` (discount per step) if given, else the env's own (envs.DtEnv has
-    both), else γ_δ = 0.99."""
-    if dt is None and env.has_wrapper_attr("dt"):
-        dt = env.get_wrapper_attr("dt")
+    of `env`; the env's own if it has one) and `gamma_dt` (discount per step) if given, else the
+    env's own (envs.DtEnv has both), else γ_δ = 0.99."""
+    own = None  # the env's own δ, if it has one
+    if env.has_wrapper_attr("dt"):
+        own = env.get_wrapper_attr("dt")
+    if dt is not None and own is not None and dt != own:
+        raise ValueError(f"dt: the env steps {own} s, got {dt} (leave dt out to take the env's)")
+    if dt is None:
+        dt = own
     if gamma_dt is None:
         gamma_dt = 0.99
         if env.has_wrapper_attr("gamma_dt"):

@@ -1,6 +1,10 @@
 """envs.py: the δ-rescaled tasks keep physical time, returns and Table 1's levels; the stochastic settings,
 the hold penalty and AlertThenOff do what the paper says; any other gymnasium task runs as the paper's
 tasks do, or is refused naming the argument."""
+import os
+import shutil
+import subprocess
+import sys
 import warnings
 
 import gymnasium as gym
@@ -9,7 +13,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import envs
-from tests.helpers import check
+from tests.helpers import ROOT, check
 
 
 @pytest.mark.parametrize("env_id", list(envs.DT_TABLE))
@@ -34,6 +38,19 @@ def test_original_dt_leaves_the_env_untouched():
     env = envs.make_env("Hopper-v5")
     assert env.unwrapped.frame_skip == 4 and env.dt == env.dt0 == 0.008
     assert env.max_steps == 1000 and env.gamma_dt == 0.99 and env.reward_scale == 1.0
+
+
+def test_a_dt_that_is_dt0_to_float_error_leaves_the_env_untouched_too():
+    env = envs.make_env("Hopper-v5", 0.008 + 1e-12)
+    assert env.dt == 0.008 and env.unwrapped.frame_skip == 4 and env.unwrapped.model.opt.timestep == 0.002
+
+
+def test_envs_py_copied_alone_makes_a_task_without_torch_or_bookkeeping(tmp_path):
+    shutil.copy(os.path.join(ROOT, "envs.py"), tmp_path)
+    script = ("import sys; sys.modules['torch'] = sys.modules['bookkeeping'] = None\n"  # neither can be imported
+              "import envs; print(envs.make_env('Hopper-v5', 0.002).max_steps)")
+    result = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0 and result.stdout == "4000\n", result.stderr[-500:]
 
 
 def test_dt_levels_and_gamma_follow_table_1():
@@ -162,6 +179,7 @@ def test_alert_then_off_ignoring_the_alert_ends_with_minus_nu():
     (lambda: envs.make_env("Hopper-v5", -1e-3), "dt"),
     (lambda: envs.make_env("Hopper-v5", 0.01), "dt"),
     (lambda: envs.make_env("Hopper-v5", "tiny"), "dt"),
+    (lambda: envs.make_env("Hopper-v5", None, 1.5), "gamma"), (lambda: envs.make_env("Hopper-v5", None, 0.0), "gamma"),
     (lambda: envs.Perturb(envs.make_env("Hopper-v5"), "wind"), "kind"),
     (lambda: envs.Perturb(envs.make_env("Hopper-v5"), "action", prob=1.5), "prob"),
     (lambda: envs.Perturb(envs.make_env("Hopper-v5"), "action", prob=-0.1), "prob"),

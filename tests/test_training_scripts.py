@@ -122,7 +122,9 @@ def test_a_log_dir_that_cannot_be_made_is_one_line_before_any_work(tmp_path, scr
 
 
 @pytest.mark.parametrize("script", ["sar_ppo.py", "figar_ppo.py", "sar_trpo.py", "figar_trpo.py"])
-@pytest.mark.parametrize("flags,named", [(["--env-id", "MountainCarContinuous-v0"], "--dt 0.01"),
+@pytest.mark.parametrize("flags,named", [(["--env-id", "MountainCarContinuous-v0"], "--dt: MountainCarContinuous-v0 "
+                                          "has no dt of its own; give the seconds one of its steps stands for, "
+                                          "e.g. 0.01"),
                                          (["--env-id", "Pendulum-v1"], "--max-t 0.2")])
 def test_a_run_that_could_repeat_no_action_is_refused_naming_the_fix(tmp_path, script, flags, named):
     result = train(script, tmp_path / "logs", *flags, check=False)

@@ -283,14 +283,16 @@ def test_a_non_finite_observation_is_refused_instead_of_learned_from(module):
         assert np.isfinite(env.obs_stats.mean).all() and np.isfinite(env.obs_stats.var).all()
 
 
-def test_repetition_needs_a_dt_and_box_spaces():
+def test_repetition_needs_a_dt_that_agrees_with_the_envs_and_box_spaces():
     with pytest.raises(ValueError, match="^dt:.*pass dt="):  # MountainCarContinuous has no dt of its own
         sar_ppo.SafeActionRepetition(gym.make("MountainCarContinuous-v0"))
     with pytest.raises(ValueError, match="^env:"):  # Discrete actions
         sar_ppo.SafeActionRepetition(gym.make("CartPole-v1"))
     env = sar_ppo.SafeActionRepetition(gym.make("MountainCarContinuous-v0"), dt=1.0, max_t=3.0)
-    env = sar_ppo.SafeActionRepetition(gym.make("test/Still-v0"), dt=0.002, gamma_dt=0.5)  # arguments win
-    assert (env.dt, env.gamma_dt, env.max_repeats) == (0.002, 0.5, 25)
+    with pytest.raises(ValueError, match=r"^dt: the env steps 0.01 s, got 0.002"):  # t_max would be off by 5×
+        sar_ppo.SafeActionRepetition(gym.make("test/Still-v0"), dt=0.002)
+    env = sar_ppo.SafeActionRepetition(gym.make("test/Still-v0"), dt=0.01, gamma_dt=0.5)  # γ_δ: the argument wins
+    assert (env.dt, env.gamma_dt, env.max_repeats) == (0.01, 0.5, 5)
 
 
 @pytest.mark.parametrize("script", ["sar_ppo.py", "figar_ppo.py"])
@@ -344,6 +346,30 @@ def test_readme_snippet_to_use_sar_in_your_own_project_runs_as_written():
     scope = {"__name__": "readme"}
     exec(compile(imports + "\n\n\n" + source + "\n\n\n" + example, "README.md", "exec"), scope)  # noqa: S102
     assert 1 <= scope["info"]["w"] <= 4  # Pendulum-v1: δ = 0.05 s, max_t = 0.2 s
+
+
+def test_the_sb3_recipe_copied_as_readme_lists_it_trains_without_envs_or_the_project(sb3_sar, tmp_path):
+    listed = readme_section("## Use SAR in your own project").split("**With Stable-Baselines3.**")[1].split("\n\n")[0]
+    pieces = ["DurationRolloutBuffer", "DurationCallback", "ProgressLine"]
+    assert all(f"`{piece}`" in listed for piece in pieces + ["compute_gae", "import torch"])
+    assert "import RolloutBuffer`" in listed and "import BaseCallback`" in listed
+    imports = readme_section("## Use SAR in your own project").split("```python\n")[1].split("\n\n")[0]
+    sb3 = ("import torch\nfrom stable_baselines3 import PPO\n"
+           "from stable_baselines3.common.buffers import RolloutBuffer\n"
+           "from stable_baselines3.common.callbacks import BaseCallback")
+    copied = [inspect.getsource(sar_ppo.compute_gae)] + [inspect.getsource(getattr(sb3_sar, p)) for p in pieces]
+    (tmp_path / "mine.py").write_text("\n\n\n".join([imports + "\n" + sb3, wrapper_source(), *copied]))
+    script = ("import sys; sys.modules['envs'] = sys.modules['sar_ppo'] = None\n"  # neither can be imported
+              "import gymnasium as gym, mine\n"
+              "sar = mine.SafeActionRepetition(gym.make('Pendulum-v1'), max_t=0.2, gamma_dt=0.9)\n"
+              "model = mine.PPO('MlpPolicy', sar, gamma=sar.gamma_dt, n_steps=128, batch_size=64, n_epochs=1, seed=0,"
+              " rollout_buffer_class=mine.DurationRolloutBuffer)\n"
+              "model.learn(256, callback=[mine.DurationCallback(), mine.ProgressLine()])\n"
+              "print(model.rollout_buffer.durations.max())")
+    result = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-800:]
+    *lines, longest = result.stdout.splitlines()
+    assert lines[-1].startswith("decisions 256 | return ") and 1 < float(longest) <= 4  # decisions did repeat
 
 
 def test_sb3_recipe_advantages_equal_compute_gae_with_gamma_dt_to_the_w(sb3_sar):
