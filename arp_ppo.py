@@ -120,8 +120,8 @@ class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
             u = (min(max(action[-1], -1.0), 1.0) + 1) / 2  # u ∈ [0, 1]
         d = u * self.max_d
         # Δ = ||ñ(s) − ñ(s_i)|| / n (l2: / √n), ñ(s) = (s − mean)/(σ + 1e-3), the running mean
-        # and std (Sec. 5; 1e-3: the authors' code): the mean cancels, so Δ weighs s − s_i by
-        # these, fixed for the repetition
+        # and std (Sec. 5; 1e-3: the authors' code): the mean cancels, so Δ weighs each dim of
+        # s − s_i by 1/((σ + 1e-3)·n), fixed for the repetition
         weight = self.delta_mask / ((np.sqrt(self.obs_stats.var) + 1e-3) * self.per_dim)
         s_i = self.obs
         seen = []  # the repetition's observations
@@ -174,9 +174,9 @@ def check_wrapped(env, dt, gamma_dt, max_t):
     own = None  # the env's own δ, if it has one
     if env.has_wrapper_attr("dt"):
         own = env.get_wrapper_attr("dt")
-    if dt is not None and own is not None and dt != own:
-        raise ValueError(f"dt: the env steps {own} s, got {dt} (leave dt out to take the env's)")
-    if dt is None:
+    if dt is not None and own is not None and not math.isclose(dt, own, rel_tol=1e-9):
+        raise ValueError(f"dt: the env steps {own!r} s, got {dt!r} (leave dt out to take the env's)")
+    if own is not None:
         dt = own
     if gamma_dt is None:
         gamma_dt = 0.99

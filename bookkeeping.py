@@ -104,15 +104,13 @@ def parser(description):
     return p
 
 
-def add_budget_flags(p, total_steps):  # a run's budget: decisions, or seconds of experience; evaluations by the latter
+def add_budget_flags(p, total_steps):  # a run's budget: decisions, or seconds of physical time
     p.add_argument("--total-steps", type=within(int, 1, 10 ** 10), help=f"decisions to train for ({total_steps:,})")
-    p.add_argument("--physical-time", type=within(float, 0, 10 ** 9, open_low=True), help="seconds of experience "
-                   "instead: the run ends at the first update that reaches them (Fig. 4 at equal physical time)")
-    p.add_argument("--eval-every-s", type=within(float, 0, 10 ** 9, open_low=True), help="seconds of experience "
-                   "between evaluations, instead of --eval-every's updates: at the first update past each multiple")
+    p.add_argument("--physical-time", type=within(float, 0, 10 ** 9, open_low=True), help="seconds of physical "
+                   "time instead: the run ends at the first update that reaches them (Fig. 4 at equal physical time)")
 
 
-def check_budget(args, total_steps):  # one budget: --physical-time, or --total-steps (default `total_steps`)
+def check_budget(args, total_steps):  # one budget (default: `total_steps` decisions), one evaluation schedule
     if args.total_steps is not None and args.physical_time is not None:
         fail("--physical-time: a run has one budget; leave out --total-steps")
     if args.eval_every and args.eval_every_s:
@@ -125,6 +123,9 @@ def add_run_flags(p, every="updates", checkpoint_every=1, save_model=True,
                   run_name="<env>__<method>__dt<δ>[__<noise>][__T<seconds>]__s<seed>"):
     """Evaluation, logs, checkpoints: the flags of a run's folder."""
     p.add_argument("--eval-every", type=within(int, 0, 10 ** 9), default=0, help=f"{every} between evaluations")
+    if every == "updates":  # updates vary in physical time (DAU's rows do not)
+        p.add_argument("--eval-every-s", type=within(float, 0, 10 ** 9, open_low=True), help="seconds of physical "
+                       "time between evaluations instead: at the first update that reaches each multiple")
     p.add_argument("--eval-episodes", type=within(int, 1, 1000), default=5, help="episodes per evaluation")
     p.add_argument("--log-dir", type=checked(str, bool, "must name a folder"), default="runs",
                    help="runs are written to <log-dir>/<run-name>/")
@@ -139,27 +140,33 @@ def add_run_flags(p, every="updates", checkpoint_every=1, save_model=True,
     p.add_argument("--threads", type=within(int, 1, os.cpu_count()), default=1, help="torch threads")
 
 
-OPENED = {}  # "run": the run this process trains, from the moment its folder is locked (what guard says)
+OPENED = {}  # "run": the run this process trains, while its folder is locked (what guard says of an interruption)
 
 
 def guard(main):
     """Run a script's main: Ctrl-C, or a failed write (a full disk), is one line; the run resumes."""
-    OPENED.clear()  # no run opened yet (a test may call guard twice in one process)
+    OPENED.clear()
     try:
         main()
     except (KeyboardInterrupt, OSError) as e:
         name, run = os.path.basename(sys.argv[0]), OPENED.get("run")
         again = "the same command" if "--resume" in sys.argv else "the same command plus --resume"
-        since = ""
-        if run and len(run["rows"]) > run["checkpointed"]:  # DAU checkpoints every 500 rows
-            since = f" (from its checkpoint: rows {run['checkpointed'] + 1} to {len(run['rows'])} are made again)"
+        since = ""  # rows logged after the last checkpoint (--checkpoint-every above 1: DAU's 500)
+        first, last = (run["checkpointed"] + 1, len(run["rows"])) if run else (0, 0)
+        if first <= last:
+            since = f" (from its checkpoint: row{f's {first} to' if first < last else ''} {last} made again)"
         if isinstance(e, KeyboardInterrupt) and run is None:
-            print(f"{name}: interrupted before the run began; nothing written", file=sys.stderr)
-            sys.exit(130)
-        if isinstance(e, KeyboardInterrupt):  # exit status 130, as a shell's for Ctrl-C
+            print(f"{name}: interrupted before the run folder was opened; its files are as they were",
+                  file=sys.stderr)
+        elif isinstance(e, KeyboardInterrupt) and run["finished"]:
+            print(f"{name}: interrupted after the run finished; its checkpoint holds every row", file=sys.stderr)
+        elif isinstance(e, KeyboardInterrupt):
             print(f"{name}: interrupted; continue the run with {again}{since}", file=sys.stderr)
-            sys.exit(130)
-        sys.exit(f"{name}: {e}; once that is mended, continue the run with {again}{since}")
+        else:
+            sys.exit(f"{name}: {e}; once that is mended, continue the run with {again}{since}")
+        sys.exit(130)  # as a shell's for Ctrl-C
+    finally:
+        OPENED.clear()  # the run (DAU: its replay memory) is not kept past main
 
 
 # ---------------------------------------------------------------- files, whole or not at all
@@ -249,8 +256,9 @@ def spent(args, script, decisions, physical_time):  # "4,096 decisions reach --t
 
 
 def evaluation_due(args, counters, steps, dt):
-    """Whether the update just logged in `counters` ends with an evaluation: every --eval-every updates, or the
-    first update past each multiple of --eval-every-s seconds of experience (`steps`: the update's δ-steps)."""
+    """Whether the update just counted in `counters` ends with an evaluation: every --eval-every updates, or the
+    first update that reaches each multiple of --eval-every-s seconds of physical time (one evaluation if it passes
+    several; `steps`: the update's δ-steps)."""
     if args.eval_every_s:
         before, now = (counters["env_steps"] - steps) * dt, counters["env_steps"] * dt
         return int(now / args.eval_every_s + 1e-9) > int(before / args.eval_every_s + 1e-9)
@@ -342,7 +350,8 @@ def env_failed(error, where):  # the wrappers' checks (a non-finite observation 
 def open_run(args, argv, script, learner, config, rng=None):
     """Lock the run folder; continue the run from its checkpoint or start it (a finished run exits 0, a bad one 2).
     `learner`: the parts with a state (a RunningMeanStd, or anything with state_dict). On --resume a budget or
-    evaluation flag not on the command line `argv` takes the run's own value, not the script's default."""
+    evaluation flag not on the command line `argv` takes the run's own value, not the script's default (one
+    evaluation schedule given, the run's other one is dropped)."""
     run_dir = os.path.join(args.log_dir, args.run_name)
     progress, checkpoint = os.path.join(run_dir, "progress.csv"), os.path.join(run_dir, "checkpoint.pt")
     if os.path.isfile(run_dir):
@@ -364,7 +373,7 @@ def open_run(args, argv, script, learner, config, rng=None):
         print(f"note: --resume: no run in {run_dir} yet; starting it")
     counters = {name: 0 for name in script.counters}
     run = {"dir": run_dir, "script": script, "learner": learner, "rng": rng, "rows": [], "config": None,
-           "state": None, "counters": counters, "checkpointed": 0}
+           "state": None, "counters": counters, "checkpointed": 0, "finished": False}
     OPENED["run"] = run
     state, done, physical, made = None, 0, 0.0, {}
     if args.resume and os.path.exists(checkpoint):
@@ -419,6 +428,8 @@ def open_run(args, argv, script, learner, config, rng=None):
             did = "wrote model.pt from its checkpoint"
         print(f"{run_dir} is finished: {spent(args, script, done, physical)}; {did}")
         sys.exit(0)
+    if done and schedule(made, run) != schedule(vars(args), run):  # the rows after it evaluate otherwise: say so
+        print(f"note: {run_dir} evaluated {schedule(made, run)}; it now evaluates {schedule(vars(args), run)}")
     code = (run["config"] or {"code": []})["code"] + [{"decision_steps": done, **code_version(script.path)}]
     config = {**config, **{k: getattr(args, k) for k in OWN_VALUES if hasattr(args, k)}}  # as taken
     run["config"] = {**config, "resumed_at_decision_steps": done or None, "code": code,  # flags of the latest (re)start
@@ -428,6 +439,15 @@ def open_run(args, argv, script, learner, config, rng=None):
     if state is None:
         save_checkpoint(run)  # before the first row: a run killed before its first checkpoint resumes from the start
     return run
+
+
+def schedule(flags, run):  # a run's evaluations, in words
+    if flags.get("eval_every_s"):
+        return f"every {flags['eval_every_s']:g} s of physical time"
+    if flags.get("eval_every"):
+        unit = "update" if "update" in run["counters"] else "row"
+        return f"every {flags['eval_every']} {unit}{'s' * (flags['eval_every'] != 1)}"
+    return "never"
 
 
 OWN_VALUES = ("total_steps", "physical_time", "eval_every", "eval_every_s", "eval_episodes", "checkpoint_every")
@@ -487,6 +507,7 @@ def log_row(run, args, row, envs_now=None):
         f.flush()
         os.fsync(f.fileno())  # on disk before its checkpoint, even through a power loss
     last = finished(args, row["decision_steps"], row["physical_time_s"])
+    run["finished"] = last
     if run["counters"][unit] % args.checkpoint_every == 0 or last:
         if callable(envs_now):  # DAU's many envs: read only for a checkpoint
             envs_now = envs_now()

@@ -146,6 +146,8 @@ class DtEnv(gym.Wrapper, gym.utils.RecordConstructorArgs):
         gym.utils.RecordConstructorArgs.__init__(self, dt=dt, max_episode_steps=max_episode_steps, gamma=gamma,
                                                  dt0=dt0)
         gym.Wrapper.__init__(self, env)
+        if not 0 < gamma <= 1:  # also refuses nan
+            raise ValueError(f"gamma: the discount per δ0-step lies in (0, 1], got {gamma!r}")
         raw = env.unwrapped
         dt0 = raw.dt if dt0 is None else dt0
         self.dt, self.dt0 = dt, dt0
@@ -196,7 +198,7 @@ def add_flags(p, stochastic=True):
 def check_flags(args):
     """--dt in seconds (by default δ_lowest of Table 1's tasks, another task's own); the stochastic settings on
     the tasks App. J.2 and App. H define them for."""
-    from bookkeeping import fail  # here: the rest of envs.py needs no torch
+    from bookkeeping import fail  # as add_flags
     try:
         default_dt = "lowest" if args.env_id in DT_TABLE else None  # given empty, --dt is bad input
         args.dt = resolve_dt(args.env_id, default_dt if args.dt is None else args.dt)
@@ -244,8 +246,6 @@ def make_env(env_id, dt=None, gamma=0.99):
     `env.dt0`, `env.gamma_dt` (γ_δ), `env.max_steps`, and the running `env.episode_return` / `env.episode_length`.
     """
     dt = resolve_dt(env_id, dt)
-    if not 0 < gamma <= 1:  # also rejects nan
-        raise ValueError(f"gamma: the discount per δ0-step lies in (0, 1], got {gamma!r}")
     spec = gym.spec(env_id)
     if env_id in DT_TABLE:  # δ0 from the env itself, as the committed runs had it
         return DtEnv(gym.make(_bare(spec)), dt, spec.max_episode_steps, gamma)  # 1000 steps at δ0, or 50 for Reacher

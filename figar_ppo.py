@@ -111,9 +111,9 @@ def check_wrapped(env, dt, gamma_dt, max_t):
     own = None  # the env's own δ, if it has one
     if env.has_wrapper_attr("dt"):
         own = env.get_wrapper_attr("dt")
-    if dt is not None and own is not None and dt != own:
-        raise ValueError(f"dt: the env steps {own} s, got {dt} (leave dt out to take the env's)")
-    if dt is None:
+    if dt is not None and own is not None and not math.isclose(dt, own, rel_tol=1e-9):
+        raise ValueError(f"dt: the env steps {own!r} s, got {dt!r} (leave dt out to take the env's)")
+    if own is not None:
         dt = own
     if gamma_dt is None:
         gamma_dt = 0.99

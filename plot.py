@@ -1336,11 +1336,11 @@ def main(argv=None):
         print(f"note: {counts['Variant']} run(s) of a variant of a method (a method flag off its default) left "
               f"out; --variants includes them", file=sys.stderr)
     score, what = final_return, "final return"
-    stand_ins = sorted(os.path.basename(folder) for runs in groups.values() for _, columns, folder in runs
+    stand_ins = sorted(folder for runs in groups.values() for _, columns, folder in runs
                        if not final_window(columns).any() and not np.isnan(columns["return_mean"]).all())
     if stand_ins and args.window is None:  # never silently
-        print(f"note: no training return in the last 10% of {', '.join(stand_ins)}: the tables take each one's last "
-              "one", file=sys.stderr)
+        print(f"note: no training return in the last 10% of {', '.join(stand_ins)}: the tables and figures take "
+              "each one's last one", file=sys.stderr)
     if args.window is not None:
         for runs in groups.values():
             for _, columns, folder in runs:
@@ -1377,8 +1377,8 @@ def main(argv=None):
         print()
         print(tacos_table(groups))
     elif "tacos" in args.kinds:  # not among the default kinds: asked for
-        print("note: --kinds tacos: no TaCoS-PPO run among these (benchmark/tacos.sh makes them; --variants reads "
-              "them)", file=sys.stderr)
+        print("note: --kinds tacos: no TaCoS-PPO run among these (benchmark/tacos.sh makes them"
+              f"{'' if args.variants else '; --variants reads them'})", file=sys.stderr)
     if args.table:
         return 0
     with promises.locked("--out", args.out):  # two plot.py drawing into one folder would mix their figures

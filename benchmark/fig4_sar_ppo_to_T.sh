@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Fig. 4 on equal terms, SAR-PPO's side: sar_ppo.py trained to DAU's physical time T of each task (fig4_dau.sh's
 # T, δ's and seeds), not to Fig. 3's decision budget, with deterministic evaluations often enough that the last
-# 10% of T holds at least five: every T/60 seconds of experience (--eval-every-s), as DAU evaluates every so many
-# transitions. The first three cells (δ:N) evaluated every N updates instead, from the updates Fig. 3's runs took
-# to reach T: a seed that repeats less takes more updates and evaluated up to 37 times there, over half its
-# time. Run names end __T<seconds>__s<seed>. The close tasks' δ_lowest cells first (Reacher,
+# 10% of T holds at least five: every ⌊T/60⌋ seconds of physical time (--eval-every-s), as DAU evaluates every so
+# many transitions. The first three cells (δ:N) evaluated every N updates instead, from the updates Fig. 3's runs
+# took to reach T: a seed that repeats less takes more updates (Swimmer's seed 2 evaluated 32 times in its last
+# 10% of T and spent over half its wall time evaluating). Run names end __T<seconds>__s<seed>. The close tasks' δ_lowest cells first (Reacher,
 # InvertedDoublePendulum, Swimmer, Walker2d, Ant), then the rest.
 #   bash benchmark/fig4_sar_ppo_to_T.sh [workers]     run locally (default 2 workers), resumable
 #   bash benchmark/fig4_sar_ppo_to_T.sh --list        print the commands (for benchmark/slurm.sh)

@@ -242,7 +242,7 @@ def test_ctrl_c_between_checkpoints_names_the_rows_that_are_made_again(tmp_path)
     made = checkpoint(tmp_path / "cut")["counters"]["row"]
     assert message.count("\n") == 1 and "interrupted; continue the run with the same command plus --resume" in message
     assert 8 <= logged < 30 and made == 0  # the checkpoint made before the first row
-    assert f"(from its checkpoint: rows 1 to {logged} are made again)" in message
+    assert f"(from its checkpoint: rows 1 to {logged} made again)" in message
 
 
 # The toy tasks of tests/helpers.py (TOYS), registered in the child process: a non-finite observation or reward.

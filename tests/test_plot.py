@@ -500,5 +500,6 @@ def test_a_run_without_a_training_return_in_its_last_10_percent_is_named_where_i
     progress.write_text("\n".join(lines) + "\n")
     assert plot.main([str(tmp_path), "--table"]) == 0
     out, err = capsys.readouterr()
-    assert err.count("\n") == 1 and "no training return in the last 10% of quiet__s2" in err and "late__s1" not in err
+    assert err.count("\n") == 1 and f"no training return in the last 10% of {tmp_path / 'quiet__s2'}:" in err
+    assert "late__s1" not in err
     assert "| quiet__s2 | 1,000 | 20 | 60.0 |" in out  # the number is unchanged: its last one, named

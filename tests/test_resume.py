@@ -73,22 +73,29 @@ def test_interrupted_run_says_one_line_and_resumes_to_every_row(tmp_path):
     assert decisions(tmp_path) == list(range(256, total + 1, 256))
 
 
-INTERRUPT_BEFORE_THE_RUN = """
-import runpy, sys
-import envs
-def interrupted(*args, **kwargs):
-    raise KeyboardInterrupt
-envs.make_env = interrupted
-sys.argv = sys.argv[1:]
-runpy.run_path(sys.argv[0], run_name="__main__")
-"""
+def interrupting(module, function):
+    """A prelude for run_forked: the script runs as Ctrl-C would leave it when `module.function` is called."""
+    return (f"import runpy, sys, {module}\n"
+            "def interrupted(*args, **kwargs):\n"
+            "    raise KeyboardInterrupt\n"
+            f"{module}.{function} = interrupted\n"
+            "sys.argv = sys.argv[1:]\n"
+            "runpy.run_path(sys.argv[0], run_name='__main__')\n")
 
 
 @pytest.mark.parametrize("script", ["sar_ppo.py", "dau.py"])
-def test_ctrl_c_before_the_run_folder_is_made_says_nothing_was_written(tmp_path, script):
-    result = run_forked(script, "--log-dir", tmp_path / "logs", prelude=INTERRUPT_BEFORE_THE_RUN)
+def test_ctrl_c_before_the_run_folder_is_opened_says_its_files_are_as_they_were(tmp_path, script):
+    result = run_forked(script, "--log-dir", tmp_path / "logs", prelude=interrupting("envs", "make_env"))
     assert result.returncode == 130 and result.stderr.count("\n") == 1
-    assert "interrupted before the run began; nothing written" in result.stderr and not (tmp_path / "logs").exists()
+    assert "interrupted before the run folder was opened; its files are as they were" in result.stderr
+    assert not (tmp_path / "logs").exists()
+
+
+def test_ctrl_c_after_the_last_row_says_the_run_finished(tmp_path):
+    result = run_forked("sar_ppo.py", "--log-dir", tmp_path, "--run-name", "run", "--total-steps", "256", *TINY,
+                        "--save-model", prelude=interrupting("bookkeeping", "save_model"))
+    assert result.returncode == 130 and result.stderr.count("\n") == 1
+    assert "interrupted after the run finished; its checkpoint holds every row" in result.stderr
 
 
 def test_resume_of_a_run_not_yet_made_says_it_starts_it(tmp_path):

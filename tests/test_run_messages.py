@@ -157,7 +157,9 @@ def test_a_resumed_run_keeps_its_evaluation_schedule_unless_the_command_line_giv
     assert run("sar_ppo.py", tmp_path, *flags, "--total-steps", "768", "--resume").returncode == 0
     config = json.loads((tmp_path / "run" / "config.json").read_text())
     assert config["eval_every_s"] == 15 and config["eval_every"] == 0
-    assert run("sar_ppo.py", tmp_path, *flags, "--total-steps", "1024", "--eval-every", "1", "--resume").returncode == 0
+    switched = run("sar_ppo.py", tmp_path, *flags, "--total-steps", "1024", "--eval-every", "1", "--resume")
+    assert switched.returncode == 0 and "evaluated every 15 s of physical time; it now evaluates every 1 update\n" in (
+        switched.stdout)
     config = json.loads((tmp_path / "run" / "config.json").read_text())
     assert config["eval_every_s"] is None and config["eval_every"] == 1
     assert rows_of(tmp_path)[-1]["eval_return_mean"] != ""

@@ -352,7 +352,7 @@ def test_the_sb3_recipe_copied_as_readme_lists_it_trains_without_envs_or_the_pro
     listed = readme_section("## Use SAR in your own project").split("**With Stable-Baselines3.**")[1].split("\n\n")[0]
     pieces = ["DurationRolloutBuffer", "DurationCallback", "ProgressLine"]
     assert all(f"`{piece}`" in listed for piece in pieces + ["compute_gae", "import torch"])
-    assert "import RolloutBuffer`" in listed and "import BaseCallback`" in listed
+    assert "import RolloutBuffer`" in listed and "import\nBaseCallback`" in listed
     imports = readme_section("## Use SAR in your own project").split("```python\n")[1].split("\n\n")[0]
     sb3 = ("import torch\nfrom stable_baselines3 import PPO\n"
            "from stable_baselines3.common.buffers import RolloutBuffer\n"
