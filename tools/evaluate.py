@@ -48,9 +48,8 @@ def script_of(method):
 
 
 # What may differ between a run's saved config and its config.json (what --resume may change, and bookkeeping);
-# every other value names the run: its method, env, δ, seed and method flags.
-NOT_THE_RUN = {"total_steps", "eval_every", "eval_every_s", "eval_episodes", "log_dir", "run_name", "checkpoint_every",
-               "save_model", "resume", "threads", "code", "versions", "resumed_at_decision_steps"}
+# every other value names the run: its method, env, δ, seed and method flags (--physical-time is in its name).
+NOT_THE_RUN = (bookkeeping.RESUMABLE - {"physical_time", "method"}) | {"code", "versions", "resumed_at_decision_steps"}
 MISSING = "(none)"
 
 
