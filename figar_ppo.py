@@ -377,8 +377,9 @@ def main(argv=None):
                 episode_return, scaling_return = 0.0, 0.0
                 raw_obs = next_raw_obs
             obs = normalize(raw_obs, obs_rms, args.norm_obs, update=True)
+        steps = int(durations_buf.sum())  # the update's δ-steps
         counters["decision_steps"] += n
-        counters["env_steps"] += int(durations_buf.sum())
+        counters["env_steps"] += steps
         counters["episodes"] += len(finished_returns)
         rollout_time = time.time() - update_start
 
@@ -405,7 +406,7 @@ def main(argv=None):
         update_time = time.time() - update_start
         eval_return = ""
         eval_decisions = ""
-        if bookkeeping.evaluation_due(args, counters, int(durations_buf.sum()), dt):
+        if bookkeeping.evaluation_due(args, counters, steps, dt):
             eval_return, eval_decisions = evaluate(args, eval_decision_env, agent, obs_rms)
         counters["wall_time_s"] = time.time() - start
         return_mean = ""  # no training episode ended
@@ -419,7 +420,7 @@ def main(argv=None):
                "safe_radius_mean": "",  # no safe region
                **logs,
                "decisions_per_s": round(n / update_time, 1),
-               "env_steps_per_s": round(int(durations_buf.sum()) / rollout_time, 1)}
+               "env_steps_per_s": round(steps / rollout_time, 1)}
         # the return without the cost is return_mean; the cost and the decisions beside it
         if tacos(args):  # blank if no episode ended
             row.update(cost_mean="", decisions_per_episode="")

@@ -468,8 +468,9 @@ def main(argv=None):
                 episode_return, scaling_return = 0.0, 0.0
                 raw_obs = next_raw_obs
             obs = normalize(raw_obs, obs_rms, args.norm_obs, update=True)
+        steps = int(durations_buf.sum())  # the update's δ-steps
         counters["decision_steps"] += n
-        counters["env_steps"] += int(durations_buf.sum())
+        counters["env_steps"] += steps
         counters["episodes"] += len(finished_returns)
         rollout_time = time.time() - update_start
 
@@ -495,7 +496,7 @@ def main(argv=None):
         # ---------------- logs
         update_time = time.time() - update_start
         eval_return = ""
-        if bookkeeping.evaluation_due(args, counters, int(durations_buf.sum()), dt):
+        if bookkeeping.evaluation_due(args, counters, steps, dt):
             eval_return = evaluate(args, eval_decision_env, agent, obs_rms, repetition.obs_stats)
         counters["wall_time_s"] = time.time() - start
         return_mean = ""  # no training episode ended
@@ -512,7 +513,7 @@ def main(argv=None):
                "safe_radius_mean": safe_radius_mean,
                **logs,
                "decisions_per_s": round(n / update_time, 1),
-               "env_steps_per_s": round(int(durations_buf.sum()) / rollout_time, 1)}
+               "env_steps_per_s": round(steps / rollout_time, 1)}
         episode = bookkeeping.episode_state(env, raw_obs, obs, episode_return, scaling_return)
         # and a checkpoint every --checkpoint-every updates
         bookkeeping.log_row(run, args, row, episode)
