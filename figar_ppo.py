@@ -76,7 +76,8 @@ class DurativeRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
         action = np.asarray(action)
         if action.shape != self.action_space.shape or not np.isfinite(action).all():
             size = self.action_space.shape[0]
-            raise ValueError(f"action: needs {size} finite numbers, shape ({size},), got {action!r}")
+            raise ValueError(f"action: needs {size} finite numbers, shape ({size},), "
+                             f"got {action!r}")
         # u ∈ [0, 1], unless limit_t is off
         u = (min(max(action[-1], -1.0), self.action_space.high[-1]) + 1) / 2
         a = action[:-1]
@@ -112,7 +113,8 @@ def check_wrapped(env, dt, gamma_dt, max_t):
     if env.has_wrapper_attr("dt"):
         own = env.get_wrapper_attr("dt")
     if dt is not None and own is not None and not math.isclose(dt, own, rel_tol=1e-9):
-        raise ValueError(f"dt: the env steps {own!r} s, got {dt!r} (leave dt out to take the env's)")
+        raise ValueError(f"dt: the env steps {own!r} s, got {dt!r} "
+                         "(leave dt out to take the env's)")
     if own is not None:
         dt = own
     if gamma_dt is None:

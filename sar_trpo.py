@@ -112,16 +112,17 @@ class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
         action = np.asarray(action)
         if action.shape != self.action_space.shape or not np.isfinite(action).all():
             size = self.action_space.shape[0]
-            raise ValueError(f"action: needs {size} finite numbers, shape ({size},), got {action!r}")
+            raise ValueError(f"action: needs {size} finite numbers, shape ({size},), "
+                             f"got {action!r}")
         a = action
         u = 0.0  # the plain learner has no u
         if self.repeat:
             a = action[:-1]
             u = (min(max(action[-1], -1.0), 1.0) + 1) / 2  # u ∈ [0, 1]
         d = u * self.max_d
-        # Δ = ||ñ(s) − ñ(s_i)|| / n (l2: / √n), ñ(s) = (s − mean)/(σ + 1e-3), the running mean
-        # and std (Sec. 5; 1e-3: the authors' code): the mean cancels, so Δ weighs each dim of
-        # s − s_i by 1/((σ + 1e-3)·n), fixed for the repetition
+        # Δ = ||ñ(s) − ñ(s_i)|| / n (l2: / √n), ñ(s) = (s − mean)/(σ + 1e-3) with
+        # the running mean and std (Sec. 5; 1e-3: the authors' code): the mean cancels,
+        # so Δ weighs each dim of s − s_i by 1/((σ + 1e-3)·n), fixed for the repetition
         weight = self.delta_mask / ((np.sqrt(self.obs_stats.var) + 1e-3) * self.per_dim)
         s_i = self.obs
         seen = []  # the repetition's observations
@@ -175,7 +176,8 @@ def check_wrapped(env, dt, gamma_dt, max_t):
     if env.has_wrapper_attr("dt"):
         own = env.get_wrapper_attr("dt")
     if dt is not None and own is not None and not math.isclose(dt, own, rel_tol=1e-9):
-        raise ValueError(f"dt: the env steps {own!r} s, got {dt!r} (leave dt out to take the env's)")
+        raise ValueError(f"dt: the env steps {own!r} s, got {dt!r} "
+                         "(leave dt out to take the env's)")
     if own is not None:
         dt = own
     if gamma_dt is None:

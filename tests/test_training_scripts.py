@@ -1,6 +1,7 @@
 """What every training script promises on its command line: its logs, the same seed giving the same rows,
 a variant of the method its own name, every flag checked before any work (one line, exit 2), and the
 text the four scripts share kept the same."""
+import inspect
 import json
 import math
 import os
@@ -8,6 +9,7 @@ import re
 
 import pytest
 
+import arp_ppo
 import figar_ppo
 import figar_trpo
 import sar_ppo
@@ -172,3 +174,5 @@ def test_every_training_script_carries_the_same_wrapper_and_agent_text():
         assert wrapper_text(scripts[0], name) == wrapper_text(scripts[1], name)
     agents = {wrapper_text(script, "Agent") for script in LEARNER_SCRIPTS}
     assert len(agents) == 1
+    checks = {inspect.getsource(module.check_wrapped) for module in (sar_ppo, figar_ppo, sar_trpo, figar_trpo, arp_ppo)}
+    assert len(checks) == 1  # the repetitions' argument checks, one text in every script
