@@ -1,6 +1,7 @@
 """README.md, the report (results/README.md, its index, and a page per figure or appendix beside it) and the
 folders' READMEs: every link and anchor exists, and every link into the report lands on a heading of its page; every
-mean ± interval the report gives comes from the committed runs; README's "Results at a glance" is the index's
+mean ± interval the report gives comes from the committed runs, and every table a page marks is what the
+command above it prints; README's "Results at a glance" is the index's
 table and stays a glance (a cell at most 20 words, the table 450), each row's numbers in the section it links; each
 page opens with its claim, its verdict and its command."""
 import itertools
@@ -8,6 +9,7 @@ import os
 import re
 import shlex
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -116,6 +118,29 @@ def test_readme_final_returns_come_from_the_committed_runs():
         mean, ci = plot.mean_ci([plot.final_return(c) for _, c, _ in runs])
         assert len(runs) < 2 or f"{mean:.1f} ± {ci:.1f}" in readme
 
+
+
+def marked_tables():
+    """(page, name, command, table) of each table a page of the report marks <!-- name --> … <!-- /name -->: the
+    table's text, and the `python plot.py … --table` (or `--summary`) line of the last code block above it."""
+    for page, text in report_pages().items():
+        for match in re.finditer(r"<!-- ([\w-]+) -->\n(.*?)<!-- /\1 -->", text, re.S):
+            block = re.findall(r"```bash\n(.*?)```", text[:match.start()], re.S)[-1]
+            commands = [line.split("  #")[0].strip() for line in block.splitlines()
+                        if line.startswith("python plot.py") and re.search(r" --(table|summary)\b", line)]
+            yield page, match.group(1), commands[-1], match.group(2)
+
+
+@pytest.mark.parametrize("page, name, command, table", list(marked_tables()), ids=lambda v: str(v)[:24])
+def test_every_marked_table_of_the_report_is_what_its_command_prints_from_the_committed_runs(page, name, command,
+                                                                                             table):
+    # the command as written beside the table (bash expands its braces), its output from the table's first line
+    command = command.replace("python ", shlex.quote(sys.executable) + " ", 1)
+    printed = subprocess.run(["bash", "-c", command], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    first = table.splitlines()[0]
+    assert first in printed.splitlines(), f"{page}: {name}'s table is not in the output of {command}"
+    lines = printed.splitlines()
+    assert "\n".join(lines[lines.index(first):]).strip() == table.strip(), f"{page}: {name}: run {command}"
 
 # README's "Results at a glance" and the report's index's table are one table: a row per claim of the paper, each
 # with a headline pair of numbers, a verdict of a few words and a link to the section of the page that holds the
