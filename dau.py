@@ -296,6 +296,7 @@ def main(argv=None):
             batch = [b[j] for b in batches]
             both = dau_update(agent, critic_optimizer, actor_optimizer, batch, dt, gamma_dt)
             losses += torch.stack(both)
+        # logged as value_loss: the TD loss of Q = V + δ·A, V's and Ā's one loss
         value_loss, policy_loss = (losses / args.gradient_steps).tolist()
         counters["gradient_steps"] += args.gradient_steps
         counters["row"] += 1

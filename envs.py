@@ -259,7 +259,8 @@ def _base_name(env):
 
 class Perturb(gym.Wrapper, gym.utils.RecordConstructorArgs):
     """Sec. 5.2's stochastic settings, drawn once per call of `step`: wrap it *outside* the action
-    repetition so a draw holds for a whole decision, and a force is cleared at the next one."""
+    repetition so a draw holds for a whole decision, and a force is cleared at the next one (the
+    authors' wrappers_ex.py sets xfrc_applied once a decision, before its repetition)."""
 
     def __init__(self, env, kind, prob=None, std=None):
         gym.utils.RecordConstructorArgs.__init__(self, kind=kind, prob=prob, std=std)

@@ -2,7 +2,9 @@
 
 The policy picks an action a and a duration t ∈ [0, max_t]; a is repeated for ⌈t/δ⌉ δ-steps
 (at least one), blind to what the state does meanwhile. The paper's main baseline for SAR-PPO:
-run `diff sar_ppo.py figar_ppo.py` to see everything in which the two methods differ.
+run `diff sar_ppo.py figar_ppo.py` to see everything in which the two methods differ; TaCoS-PPO's
+four flags (--switch-cost, --min-steps, --duration-map, --time-feature; Treven et al., 2024, not
+in the paper) are in that diff too.
 
     python figar_ppo.py --env-id InvertedPendulum-v5 --dt lowest --seed 1
 """
@@ -160,10 +162,10 @@ class Agent(nn.Module):
             layer_init(nn.Linear(obs_dim, 256)), nn.ReLU(),
             layer_init(nn.Linear(256, 256)), nn.ReLU())
         self.actor_mean = layer_init(nn.Linear(256, num_actions + int(repeat)), std=0.01)
-        own = num_actions  # the dims of a state-independent log-std
+        logstd_dims = num_actions  # the dims of a state-independent log-std
         if authors_head == "sb2" and not repeat:
-            own = num_actions - 1
-        self.actor_logstd = nn.Parameter(torch.full((own,), init_logstd))
+            logstd_dims = num_actions - 1
+        self.actor_logstd = nn.Parameter(torch.full((logstd_dims,), init_logstd))
         self.repeat_logstd = None  # the last dim's state-dependent log-std: the repetition dim's
         if repeat and authors_head is None:
             self.repeat_logstd = layer_init(nn.Linear(256, 1), std=0.01, bias_const=init_logstd)
@@ -207,7 +209,7 @@ def compute_gae(rewards, values, next_values, discounts, dones, gae_lambda):
 
 
 def ppo_update(agent, optimizer, batch, args, rng):
-    """PPO's update (Schulman et al., 2017, eq. 7): `update_epochs` passes over the rollout in
+    """PPO's update (Schulman et al., 2017, eq. 9): `update_epochs` passes over the rollout in
     minibatches, each step on the clipped surrogate plus the value MSE. Returns the update's logged
     means. With --a2c it is A2C's step (Huang et al., 2022): one pass, one minibatch, raw
     advantages; the ratio is 1, so the gradient is −A·∇log π."""
@@ -344,8 +346,8 @@ def main(argv=None):
             with torch.inference_mode():  # no_grad without autograd's bookkeeping: cheaper
                 dist = agent.dist(torch.as_tensor(obs)[None])
                 action = dist.sample()
-                logprobs_buf[step] = dist.log_prob(action).sum()
-            action = action[0].numpy()  # the log-probability is of the unclipped sample
+                logprobs_buf[step] = dist.log_prob(action).sum()  # of the unclipped sample
+            action = action[0].numpy()
             actions_buf[step] = action
             try:
                 clipped = np.clip(action, action_low, action_high)

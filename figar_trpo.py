@@ -164,10 +164,10 @@ class Agent(nn.Module):
             layer_init(nn.Linear(obs_dim, 256)), nn.ReLU(),
             layer_init(nn.Linear(256, 256)), nn.ReLU())
         self.actor_mean = layer_init(nn.Linear(256, num_actions + int(repeat)), std=0.01)
-        own = num_actions  # the dims of a state-independent log-std
+        logstd_dims = num_actions  # the dims of a state-independent log-std
         if authors_head == "sb2" and not repeat:
-            own = num_actions - 1
-        self.actor_logstd = nn.Parameter(torch.full((own,), init_logstd))
+            logstd_dims = num_actions - 1
+        self.actor_logstd = nn.Parameter(torch.full((logstd_dims,), init_logstd))
         self.repeat_logstd = None  # the last dim's state-dependent log-std: the repetition dim's
         if repeat and authors_head is None:
             self.repeat_logstd = layer_init(nn.Linear(256, 1), std=0.01, bias_const=init_logstd)
@@ -379,8 +379,8 @@ def main(argv=None):
             with torch.inference_mode():  # no_grad without autograd's bookkeeping: cheaper
                 dist = agent.dist(torch.as_tensor(obs)[None])
                 action = dist.sample()
-                logprobs_buf[step] = dist.log_prob(action).sum()
-            action = action[0].numpy()  # the log-probability is of the unclipped sample
+                logprobs_buf[step] = dist.log_prob(action).sum()  # of the unclipped sample
+            action = action[0].numpy()
             actions_buf[step] = action
             try:
                 clipped = np.clip(action, action_low, action_high)

@@ -37,13 +37,13 @@ class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
     The action is [a, u_raw], u = (u_raw + 1)/2 ∈ [0, 1]; `a` is repeated every δ and the
     repetition stops after the first δ-step where the episode ends, k·δ ≥ max_t, or the state
-    has left eq. 6's safe region Δ(s, s_i) ≤ d = u·max_d, or for λ-SAR λ·Δ/max_d +
-    (1-λ)·k·δ/max_t ≥ u (eq. 8 with each term scaled to [0, 1], u in d's place). max_d
-    defaults to App. J.3's for the norm. `delta_dims` restricts Δ to some observation dims.
-    With repeat=False (the plain learner) the action has no u and a decision is one δ-step.
-    `step` returns R = Σ_k γ_δ^k r_k over its k δ-steps and info["w"] = k. Δ normalises states
-    by running statistics learned across episodes (`reset(seed=...)` keeps them);
-    `update_stats = False` freezes them.
+    has left eq. 6's safe region Δ(s, s_i) ≤ d = u·max_d (a tie Δ = d ends it too, as in the
+    authors' code), or for λ-SAR λ·Δ/max_d + (1-λ)·k·δ/max_t ≥ u (eq. 8 as the authors' code
+    has it: Δ over max_d, time over max_t, u in d's place). max_d defaults to App. J.3's for
+    the norm. `delta_dims` restricts Δ to some observation dims. With repeat=False (the plain
+    learner) the action has no u and a decision is one δ-step. `step` returns R = Σ_k γ_δ^k r_k
+    over its k δ-steps and info["w"] = k. Δ normalises states by running statistics learned
+    across episodes (`reset(seed=...)` keeps them); `update_stats = False` freezes them.
     """
 
     def __init__(self, env, max_d=None, max_t=MAX_T, lambda_dt=None, norm="l1", repeat=True,
@@ -74,9 +74,9 @@ class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self.repeat = repeat
         self.delta_dims = delta_dims
         self.delta_mask = np.isin(np.arange(dim), dims)
-        self.per_dim = len(dims)  # l1: ||·||_1 / n over n dims
+        self.delta_divisor = len(dims)  # l1: Δ = ||·||_1 / n over n dims
         if norm == "l2":
-            self.per_dim = math.sqrt(len(dims))  # l2: ||·||_2 / √n
+            self.delta_divisor = math.sqrt(len(dims))  # l2: Δ = ||·||_2 / √n
         if not repeat:
             self.max_repeats = 1  # the plain learner takes one δ-step
         elif max_t == math.inf:
@@ -123,7 +123,7 @@ class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
         # Δ = ||ñ(s) − ñ(s_i)|| / n (l2: / √n), ñ(s) = (s − mean)/(σ + 1e-3) with
         # the running mean and std (Sec. 5; 1e-3: the authors' code): the mean cancels,
         # so Δ weighs each dim of s − s_i by 1/((σ + 1e-3)·n), fixed for the repetition
-        weight = self.delta_mask / ((np.sqrt(self.obs_stats.var) + 1e-3) * self.per_dim)
+        weight = self.delta_mask / ((np.sqrt(self.obs_stats.var) + 1e-3) * self.delta_divisor)
         s_i = self.obs
         seen = []  # the repetition's observations
         R = 0.0  # Σ_k γ_δ^k r_k
@@ -150,7 +150,7 @@ class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
             # out of eq. (6)'s region Δ ≤ d; a tie ends it too, as in the authors' code
             if self.lambda_dt is None and distance >= d:
                 break
-            # eq. (8), each term scaled to [0, 1] (Δ over d_max, k·δ over t_max), u in d's place
+            # eq. (8) as the authors' code has it: Δ over d_max, k·δ over t_max, u in d's place
             if self.lambda_dt is not None:
                 lam = self.lambda_dt
                 if lam * distance / self.max_d + (1 - lam) * k * self.dt / self.max_t >= u:
@@ -223,10 +223,10 @@ class Agent(nn.Module):
             layer_init(nn.Linear(obs_dim, 256)), nn.ReLU(),
             layer_init(nn.Linear(256, 256)), nn.ReLU())
         self.actor_mean = layer_init(nn.Linear(256, num_actions + int(repeat)), std=0.01)
-        own = num_actions  # the dims of a state-independent log-std
+        logstd_dims = num_actions  # the dims of a state-independent log-std
         if authors_head == "sb2" and not repeat:
-            own = num_actions - 1
-        self.actor_logstd = nn.Parameter(torch.full((own,), init_logstd))
+            logstd_dims = num_actions - 1
+        self.actor_logstd = nn.Parameter(torch.full((logstd_dims,), init_logstd))
         self.repeat_logstd = None  # the last dim's state-dependent log-std: the repetition dim's
         if repeat and authors_head is None:
             self.repeat_logstd = layer_init(nn.Linear(256, 1), std=0.01, bias_const=init_logstd)
@@ -441,8 +441,8 @@ def main(argv=None):
             with torch.inference_mode():  # no_grad without autograd's bookkeeping: cheaper
                 dist = agent.dist(torch.as_tensor(obs)[None])
                 action = dist.sample()
-                logprobs_buf[step] = dist.log_prob(action).sum()
-            action = action[0].numpy()  # the log-probability is of the unclipped sample
+                logprobs_buf[step] = dist.log_prob(action).sum()  # of the unclipped sample
+            action = action[0].numpy()
             actions_buf[step] = action
             try:
                 clipped = np.clip(action, action_low, action_high)
