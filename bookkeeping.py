@@ -79,7 +79,7 @@ SEED = within(int, 0, 2 ** 32 - 1)  # what torch, numpy and gymnasium all take
 class HelpFormatter(argparse.RawDescriptionHelpFormatter):  # --help: each flag's range, and its default if it has one
     def _get_help_string(self, action):
         notes = [getattr(action.type, "rule", "")]
-        if action.default not in (None, False, argparse.SUPPRESS):
+        if not any(action.default is no for no in (None, False, argparse.SUPPRESS)):  # 0 == False: by identity
             notes.append(f"default: {action.default}")
         notes = [note for note in notes if note]
         return f"{action.help} ({'; '.join(notes)})" if notes else action.help
@@ -278,7 +278,7 @@ def say_plan(run, args, n):
         plan = f"updates of {n:,} decisions until --physical-time {args.physical_time:g} s"
     else:
         updates = math.ceil(args.total_steps / n)
-        plan = f"{updates} updates of {n:,} decisions"
+        plan = f"{updates} update{'s' * (updates != 1)} of {n:,} decisions"
         if args.total_steps % n:
             plan += f" (--total-steps {args.total_steps:,} rounded up to {updates * n:,})"
     print(f"{run['dir']}: {args.method}, {plan}", flush=True)
@@ -356,6 +356,12 @@ def open_run(args, argv, script, learner, config, rng=None):
     progress, checkpoint = os.path.join(run_dir, "progress.csv"), os.path.join(run_dir, "checkpoint.pt")
     if os.path.isfile(run_dir):
         fail(f"--run-name: {run_dir} is a file, not a run folder; choose another --run-name")
+    if os.path.isdir(run_dir) and not (os.path.exists(progress) or os.path.exists(checkpoint)):
+        # a folder of something else (the run writes these, and hidden .tmp files, before its first row)
+        others = sorted(f for f in os.listdir(run_dir) if f not in ("config.json", "model.pt") and f[0] != ".")
+        if others:
+            fail(f"--run-name: {run_dir} holds files that are not a run's ({', '.join(others[:3])}); choose "
+                 "another --run-name or --log-dir")
     if (os.path.exists(progress) or os.path.exists(checkpoint)) and not args.resume:
         fail(f"--run-name: {run_dir} exists{as_it_stands(run_dir, script)}; pass --resume to continue it (with a "
              "larger budget to train it further; a --physical-time run with its --run-name) or choose another "
@@ -415,7 +421,11 @@ def open_run(args, argv, script, learner, config, rng=None):
         fail(f"--resume: {run_dir} has {done:,} {script.unit} but no checkpoint.pt to continue from")
     flag, value = budget(args)
     key = flag[2:].replace("-", "_")
-    if made.get(key, value) != value:  # a budget may change on --resume: say so
+    if key in made and made[key] is None:  # made with the other kind of budget, which its name and rows follow
+        other = "--total-steps" if key == "physical_time" else "--physical-time"
+        fail(f"{flag}: {run_dir} was made with {other}; a run keeps its kind of budget (give {other}, "
+             "or neither to keep its own)")
+    if made.get(key, value) != value and not (done and finished(args, done, physical)):  # a budget may change
         shown = f"{made[key]:,}" if key == "total_steps" else f"{made[key]:g} s"
         now = f"{value:,}" if key == "total_steps" else f"{value:g} s"
         print(f"note: {run_dir} was made with {flag} {shown}; it now ends at {now}")
@@ -485,7 +495,19 @@ def brief(error):  # an exception in a few words, for a one-line message
     return f"{text[:100]}{'…' if len(text) > 100 else ''}"
 
 
+def script_of(method):
+    """The training script of a run's method name: FiGAR-C-TRPO → figar_trpo.py; TaCoS-PPO's is figar_ppo.py (its
+    flags); an A2C run is the PPO scripts' (--a2c)."""
+    if method.startswith("DAU"):
+        return "dau.py"
+    family = {"FiGAR": "figar", "TaCoS": "figar", "ARP": "arp"}.get(method.split("-")[0], "sar")
+    return f"{family}_{'trpo' if 'TRPO' in method else 'ppo'}.py"
+
+
 def refuse_changed_flags(args, script, made, run_dir):
+    own = script_of(made.get("method", ""))
+    if "method" in made and own != os.path.basename(script.path):  # another script's run: not this one's flags
+        fail(f"--resume: {run_dir} is a {made['method']} run, made by {own}; resume it with {own}")
     made = {**script.added_later, **made}  # a run made before a flag existed had its value then
     changed = ["--" + k.replace("_", "-") for k, v in vars(args).items()
                if k not in script.resumable and made.get(k) != v]

@@ -1271,7 +1271,7 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.error = fail  # argparse's own errors as one line too
     p.add_argument("paths", nargs="+", help="run folders, or folders holding run folders")
-    p.add_argument("--out", default="figures", help="folder for the figures"
+    p.add_argument("--out", help="folder for the figures"
                    " (default figures/, git-ignored; the committed results/figures only if named)")
     p.add_argument("--x", choices=list(X_LABELS), default="decision_steps", help="x-axis of the curves")
     p.add_argument("--format", choices=["png", "pdf"], default="png")
@@ -1307,6 +1307,13 @@ def main(argv=None):
             fail(f"{path} does not exist")
         if not os.path.isdir(path):
             fail(f"{path} is a file; give a run folder or a folder holding run folders")
+    printing = [flag for flag in ("--table", "--summary", "--ratios") if getattr(args, flag[2:])]
+    if len(printing) > 1:
+        fail(f"{printing[1]}: {printing[0]} prints other tables; give one of them")
+    if printing and args.out is not None:
+        fail(f"--out: {printing[0]} prints tables and draws nothing; leave out --out")
+    if args.out is None:
+        args.out = "figures"
     promises.check_folder("--out", args.out)
     if "/" in args.prefix:
         fail(f"--prefix: {args.prefix!r} holds a '/'; it starts the file names inside --out")

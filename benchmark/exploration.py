@@ -43,7 +43,7 @@ def parse_args(argv=None):
                                                "numbers: only with the default --walks and --seed)")
     p.add_argument("--figure", default=None, help="default: the CSV's path with .png")
     args = p.parse_args(argv)
-    args.out, args.figure = promises.output_paths(p, args, COMMITTED, ("walks", "seed"))
+    args.out, args.figure = promises.output_paths(p, args, COMMITTED, ("walks", "seed"), COLUMNS)
     return args
 
 

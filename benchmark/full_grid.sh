@@ -3,8 +3,8 @@
 # 1,000,000 decisions each (768 runs), plus Sec. 5.2's stochastic settings at δ_lowest for SAR-PPO and
 # FiGAR-C-PPO (8 envs × 3 kinds × 2 methods × 8 seeds = 384 runs); the same with TRPO (Fig. 3's
 # second row: 768 + 384 runs) and A2C (App. fig:determ_a2c, 4 envs × 4 δ × 3 methods × 8 seeds = 384
-# runs): 2,688 runs. Meant for a cluster:
-#   sbatch --array=1-$(bash benchmark/full_grid.sh --list | wc -l)%200 benchmark/slurm.sh benchmark/full_grid.sh
+# runs): 2,688 runs. Meant for a cluster, in arrays below its MaxArraySize (SLURM's default: 1001):
+#   bash benchmark/full_grid.sh --list > commands.txt   # then benchmark/slurm.sh's loop of three arrays
 # Runs go to runs/full_grid (LOG_DIR=... to change it), never to results/runs, whose committed runs have
 # other budgets under the same run names.
 cd "$(dirname "$0")/.."

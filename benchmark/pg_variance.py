@@ -116,7 +116,7 @@ def parse_args(argv=None):
                 fail(f"--{'envs' if name == 'env_id' else 'dts'}: {message}")
     args.plot_only = args.plot_only or args.table  # both read the CSV only
     measured = () if args.plot_only else ("envs", "dts", "methods", "policies") + PARAMETERS
-    args.out, args.figure = promises.output_paths(p, args, COMMITTED, measured)
+    args.out, args.figure = promises.output_paths(p, args, COMMITTED, measured, COLUMNS)
     if args.plot_only and not os.path.isfile(args.out):
         fail(f"--out: no CSV at {args.out} to read (--plot-only and --table measure nothing)")
     args.parameters = parameters(vars(args))

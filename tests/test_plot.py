@@ -141,9 +141,13 @@ def test_plot_bad_paths_and_values_exit_2_with_one_line(tmp_path, capsys):
                         ([str(tmp_path), "--random-returns", str(tmp_path / "none.csv")], "--random-returns"),
                         ([str(tmp_path), "--random-returns", str(tmp_path / "sar1" / "config.json")],
                          "--random-returns"),
-                        ([str(tmp_path), "--only", ""], "--only")]:
+                        ([str(tmp_path), "--only", ""], "--only"),
+                        ([str(tmp_path), "--table", "--summary"], "--summary: --table prints other tables"),
+                        ([str(tmp_path), "--summary", "--ratios"], "--ratios: --summary prints other tables"),
+                        ([str(tmp_path), "--ratios", "--out", str(tmp_path / "figures")], "leave out --out")]:
+        printing = {"--table", "--summary", "--ratios"} & set(argv)  # they draw nothing: no --out
         with pytest.raises(SystemExit) as exit_info:
-            plot.main(argv + ["--out", str(tmp_path / "figures")])
+            plot.main(argv + ([] if printing else ["--out", str(tmp_path / "figures")]))
         err = capsys.readouterr().err
         assert exit_info.value.code == 2 and err.count("\n") == 1 and named in err, (argv, err)
         assert "not a folder" not in err

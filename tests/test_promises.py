@@ -16,7 +16,7 @@ from unittest import mock
 
 import pytest
 
-from benchmark import pg_variance
+from benchmark import alert_then_off, pg_variance
 from tests.helpers import BENCHMARK, PG_TINY, ROOT, fake_run, rendering_unavailable
 
 
@@ -288,7 +288,8 @@ def test_a_full_disk_is_one_line_exit_1_and_keeps_the_old_file_with_no_empty_one
         pytest.importorskip("stable_baselines3")
     fake_run(tmp_path / "runs", "run", 100.0)
     (tmp_path / kept).parent.mkdir(exist_ok=True)
-    old = ",".join(pg_variance.COLUMNS).encode() + b"\r\n" if name == "pg_variance" else b"the old version"
+    own_csv = {"pg_variance": pg_variance.COLUMNS, "alert_then_off": alert_then_off.COLUMNS}  # refused otherwise
+    old = ",".join(own_csv[name]).encode() + b"\r\n" if name in own_csv else b"the old version"
     (tmp_path / kept).write_bytes(old)
     before, files = git_status(), files_under(tmp_path)
     argv = [a.replace("T", str(tmp_path), 1) if a.startswith("T") else a for a in argv]

@@ -1,6 +1,8 @@
 """What a training run says and does at its edges: a folder made by another process meanwhile, an environment that
-fails, a budget changed on --resume, a model written on a finished run, an update with no episode, a failed write."""
+fails, a budget changed on --resume (its kind kept), a folder of other files, a model written on a finished run, an
+update with no episode, a failed write."""
 import json
+import os
 import resource
 
 import gymnasium as gym
@@ -47,16 +49,38 @@ def test_a_non_finite_observation_or_reward_ends_the_run_in_one_line_naming_it(t
 
 
 @pytest.mark.parametrize("script", SCRIPTS)
-def test_a_resume_that_changes_the_budget_says_so_in_one_line(tmp_path, script):
+def test_a_resume_that_changes_the_budget_says_so_in_one_line_and_keeps_its_kind(tmp_path, script):
     flags = ["--total-steps", "256", *tiny(script)]
     assert run(script, tmp_path, *flags).returncode == 0
     longer = run(script, tmp_path, *flags[2:], "--total-steps", "512", "--resume")
     assert longer.returncode == 0 and "was made with --total-steps 256; it now ends at 512" in longer.stdout
     shorter = run(script, tmp_path, *flags[2:], "--total-steps", "256", "--resume")
-    assert shorter.returncode == 0 and "was made with --total-steps 512; it now ends at 256" in shorter.stdout
+    assert shorter.returncode == 0 and "it now ends at" not in shorter.stdout  # it ended already: one line says so
     assert "is finished: 512 decisions reach --total-steps 256; nothing to do" in shorter.stdout
     same = run(script, tmp_path, *flags[2:], "--total-steps", "512", "--resume")
     assert "was made with" not in same.stdout
+    other = run(script, tmp_path, *flags[2:], "--physical-time", "9", "--resume")  # the other kind of budget
+    assert other.returncode == 2 and other.stderr.count("\n") == 1
+    assert "--physical-time: " in other.stderr and "was made with --total-steps; a run keeps" in other.stderr
+
+
+@pytest.mark.parametrize("script", ["sar_ppo.py", "dau.py"])
+@pytest.mark.parametrize("resume", [[], ["--resume"]])
+def test_a_folder_of_other_files_is_refused_as_a_run_folder_and_left_as_it_was(tmp_path, script, resume):
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "notes.txt").write_text("mine")
+    result = run(script, tmp_path, *resume)
+    assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
+    assert "holds files that are not a run's (notes.txt)" in result.stderr
+    assert os.listdir(tmp_path / "run") == ["notes.txt"]
+
+
+def test_resuming_another_scripts_run_names_the_script_that_made_it(tmp_path):
+    assert run("sar_ppo.py", tmp_path, "--total-steps", "256", *PPO_TINY).returncode == 0
+    for script, flags in [("figar_ppo.py", PPO_TINY), ("sar_trpo.py", TINY["sar_trpo.py"]), ("dau.py", [])]:
+        result = run(script, tmp_path, *flags, "--resume")
+        assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
+        assert "is a SAR-PPO run, made by sar_ppo.py; resume it with sar_ppo.py" in result.stderr
 
 
 def test_save_model_on_a_finished_run_says_it_wrote_the_model(tmp_path):

@@ -6,10 +6,12 @@ import json
 import numpy as np
 import pytest
 
+import bookkeeping
 import envs
 import figar_ppo
 import figar_trpo
 from tests.helpers import TINY, VARYING, rows_of, train
+from tools import check_reproducible, evaluate
 
 
 def strip(rows):
@@ -34,6 +36,20 @@ def test_the_logged_cost_is_c_per_decision_of_each_finished_episode(tmp_path):
     assert [r["eval_decisions_per_episode"] != "" for r in rows_of(tmp_path)] == [False, True, False, True]
     config = json.loads((tmp_path / "run" / "config.json").read_text())
     assert config["method"] == "TaCoS-PPO (c=0.25)"
+
+
+def test_the_tools_read_a_tacos_run_through_figar_ppo(tmp_path, capsys):
+    # its flags are figar_ppo.py's: evaluate, animate (through evaluate's loading) and check_reproducible take them
+    train("figar_ppo.py", tmp_path, "--total-steps", "512", *TINY, "--switch-cost", "0.25", "--min-steps", "2",
+          "--duration-map", "tacos", "--time-feature", "--save-model")
+    evaluate.main([str(tmp_path / "run"), "--episodes", "1"])
+    check_reproducible.main([str(tmp_path / "run"), "--updates", "1"])
+    out = capsys.readouterr().out
+    assert "TaCoS-PPO (c=0.25, K_MIN=2) on InvertedPendulum-v5" in out and "identical: first 1 rows" in out
+    methods = {"TaCoS-PPO": "figar_ppo.py", "FiGAR-C-TRPO (no limit on t)": "figar_trpo.py", "SAR-A2C": "sar_ppo.py",
+               "λ-SAR-TRPO": "sar_trpo.py", "PPO (scaled)": "sar_ppo.py", "ARP-PPO (scaled)": "arp_ppo.py",
+               "DAU (no normalisation)": "dau.py"}
+    assert {method: bookkeeping.script_of(method) for method in methods} == methods
 
 
 @pytest.mark.parametrize("module", [figar_ppo, figar_trpo])

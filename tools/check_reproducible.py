@@ -13,8 +13,9 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the project's folder
-from tools import ROOT, promises, status  # status: a training script's own parsing of its flags
-from tools.promises import brief, fail, within
+import bookkeeping  # noqa: E402 - which script made a run
+from tools import ROOT, promises, status  # noqa: E402 - status: a training script's own parsing of its flags
+from tools.promises import brief, fail, within  # noqa: E402
 
 TIMINGS = {"wall_time_s", "decisions_per_s", "env_steps_per_s", "gradient_steps_per_s"}
 NOT_FLAGS = {"method", "dt0", "gamma_dt", "learning_rate_used", "resumed_at_decision_steps", "versions", "resume",
@@ -32,9 +33,7 @@ def command(config, updates, log_dir):
     if config["method"].startswith("DAU"):  # its budget is physical time: `updates` rows of δ-steps
         script, budget = "dau.py", ["--physical-time", repr(updates * row_size(config) * config["dt"])]
     else:
-        learner = "trpo" if "TRPO" in config["method"] else "ppo"  # A2C runs are the PPO scripts' (--a2c)
-        family = {"FiGAR": "figar", "ARP": "arp"}.get(config["method"].split("-")[0], "sar")
-        script, budget = f"{family}_{learner}.py", ["--total-steps", str(updates * config["num_steps"])]
+        script, budget = bookkeeping.script_of(config["method"]), ["--total-steps", str(updates * config["num_steps"])]
     config = {**status.SCRIPTS[script].FLAGS_ADDED_LATER, **config}  # a run made before a flag had its value
     flags = []
     for key, value in config.items():

@@ -27,10 +27,6 @@ import arp_ppo  # noqa: E402
 import bookkeeping  # noqa: E402
 import dau  # noqa: E402
 import envs  # noqa: E402
-import figar_ppo  # noqa: E402
-import figar_trpo  # noqa: E402
-import sar_ppo  # noqa: E402
-import sar_trpo  # noqa: E402
 from tools import promises  # noqa: E402
 from tools.promises import fail, within  # noqa: E402
 from tools import check_reproducible  # noqa: E402 - a run's flags from its config.json
@@ -38,13 +34,8 @@ from tools import status  # noqa: E402 - a training script's own parsing of its 
 
 
 def script_of(method):
-    """The training script of a method name: FiGAR-C-TRPO → figar_trpo; an A2C run is the PPO scripts' (--a2c)."""
-    if method.startswith("ARP"):
-        return arp_ppo
-    if method.startswith("DAU"):
-        return dau
-    return {("FiGAR", "TRPO"): figar_trpo, ("FiGAR", ""): figar_ppo, ("", "TRPO"): sar_trpo}.get(
-        ("FiGAR" if method.startswith("FiGAR") else "", "TRPO" if "TRPO" in method else ""), sar_ppo)
+    """The training script (its module) of a method name: status.script_of's."""
+    return status.SCRIPTS[bookkeeping.script_of(method)]
 
 
 # What may differ between a run's saved config and its config.json (what --resume may change, and bookkeeping);
@@ -99,7 +90,8 @@ def load(run):
     except SystemExit:
         raise
     except Exception as e:  # noqa: BLE001 - missing, damaged or foreign files fail in many ways, each one line here
-        fail(f"run: {run} has no readable config.json and model.pt ({type(e).__name__}: {e})")
+        fail(f"run: {run}: its config.json and model.pt (or checkpoint.pt) cannot be read together "
+             f"({type(e).__name__}: {e})")
     if why:  # a file of another run dropped into this folder: evaluated under this one's method, it would mislead
         fail(f"run: {path} is not of the run its config.json describes ({why}); evaluate the folder it came from")
     return module, args, state

@@ -54,9 +54,10 @@ def same_file(a, b):
     return os.path.realpath(a) == os.path.realpath(b)
 
 
-def output_paths(parser, args, committed_csv, measured):
+def output_paths(parser, args, committed_csv, measured, columns):
     """(--out, --figure): the committed CSV and figure hold the numbers of the default parameters, so they
-    are the default only for those; other values of the `measured` flags need another --out."""
+    are the default only for those; other values of the `measured` flags need another --out. An --out that
+    exists must be a CSV of these `columns`: the script writes over it, and over its figure."""
     normal = lambda value: sorted(value) if isinstance(value, list) else value  # noqa: E731
     changed = [f"--{name.replace('_', '-')}" for name in measured
                if normal(getattr(args, name)) != normal(parser.get_default(name))]
@@ -67,8 +68,16 @@ def output_paths(parser, args, committed_csv, measured):
             if any(same_file(path, c) for c in (committed_csv, os.path.splitext(committed_csv)[0] + ".png")):
                 fail(f"{flag}: {os.path.relpath(path)} holds the committed numbers of the default parameters; "
                      f"with {', '.join(changed)} name another {flag}")
-    check_writable("--out", out)
-    check_writable("--figure", figure)
+    for flag, path, end in (("--out", out, ".csv"), ("--figure", figure, ".png")):
+        if not path.endswith(end):
+            fail(f"{flag}: {path} does not end in {end}")
+        check_writable(flag, path)
+    if os.path.isfile(out):
+        with open(out, errors="replace") as f:
+            header = f.readline().strip()
+        if header != ",".join(columns):
+            fail(f"--out: {out} exists and is not a CSV of {parser.prog} (its header is not {','.join(columns)}); "
+                 "name another --out")
     return out, figure
 
 

@@ -37,6 +37,7 @@ SCRIPTS = {"sar_ppo.py": sar_ppo, "figar_ppo.py": figar_ppo, "sar_trpo.py": sar_
            "arp_ppo.py": arp_ppo, "dau.py": dau}
 
 
+
 def training_args(command):
     """(the script's module, its flags as it parses them) of a training command line `python <script> ...`;
     anything else (another program, --help, a flag the script refuses) is one line and exit 2."""
