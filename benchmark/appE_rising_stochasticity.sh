@@ -7,7 +7,7 @@
 #   bash benchmark/appE_rising_stochasticity.sh [workers]  |  --list  |  SEEDS="1 2 3" (default)
 cd "$(dirname "$0")/.."
 SEEDS=${SEEDS-1 2 3}  # given empty, it is bad input, not the default
-[[ $SEEDS =~ ^\ *[0-9]+(\ +[0-9]+)*\ *$ ]] || { echo "$(basename "$0"): error: SEEDS: whole numbers separated by spaces, got '$SEEDS'" >&2; exit 2; }
+. benchmark/seeds.sh  # whole numbers, each once
 commands() {
   for p in 0.025 0.05 0.1 0.2; do
     prob=$([ "$p" = 0.05 ] && echo "" || echo "--noise-prob $p")

@@ -6,7 +6,7 @@
 #   bash benchmark/appF_ppo_scaled.sh --list        print the commands (for benchmark/slurm.sh)
 cd "$(dirname "$0")/.."
 SEEDS=${SEEDS-1 2 3}  # given empty, it is bad input, not the default
-[[ $SEEDS =~ ^\ *[0-9]+(\ +[0-9]+)*\ *$ ]] || { echo "$(basename "$0"): error: SEEDS: whole numbers separated by spaces, got '$SEEDS'" >&2; exit 2; }
+. benchmark/seeds.sh  # whole numbers, each once
 commands() {
   for spec in "InvertedPendulum-v5 200000" "InvertedDoublePendulum-v5 300000" "Hopper-v5 500000" \
               "Walker2d-v5 300000" "HalfCheetah-v5 300000" "Reacher-v5 300000" "Swimmer-v5 300000" \

@@ -4,12 +4,14 @@
 # extended to 200,000 decisions).
 # Usage: bash benchmark/early_ip_figar_and_noise.sh [workers]; --list prints the commands.
 cd "$(dirname "$0")/.."
+SEEDS=${SEEDS-1 2 3}  # given empty, it is bad input, not the default
+. benchmark/seeds.sh  # whole numbers, each once
 commands() {
   common="--env-id InvertedPendulum-v5 --dt lowest --total-steps 100000 --log-dir results/runs --resume"
-  for seed in 1 2 3; do
+  for seed in $SEEDS; do
     echo "python figar_ppo.py $common --seed $seed"
   done
-  for seed in 1 2 3; do
+  for seed in $SEEDS; do
     for script in sar_ppo.py figar_ppo.py; do
       echo "python $script $common --seed $seed --noise ext-force"
     done

@@ -9,7 +9,7 @@
 #   SEEDS="4 5 6 7 8" METHODS=sar bash benchmark/fig3_hopper_1m.sh 2     SAR-PPO to the paper's eight seeds
 cd "$(dirname "$0")/.."
 SEEDS=${SEEDS-1 2 3}  # given empty, it is bad input, not the default
-[[ $SEEDS =~ ^\ *[0-9]+(\ +[0-9]+)*\ *$ ]] || { echo "$(basename "$0"): error: SEEDS: whole numbers separated by spaces, got '$SEEDS'" >&2; exit 2; }
+. benchmark/seeds.sh  # whole numbers, each once
 METHODS=${METHODS-sar ppo figar}  # given empty, it is bad input, not the default
 scripts=()
 for method in $METHODS; do

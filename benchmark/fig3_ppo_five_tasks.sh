@@ -7,7 +7,7 @@
 #   bash benchmark/fig3_ppo_five_tasks.sh --list        print the commands (for benchmark/slurm.sh)
 cd "$(dirname "$0")/.."
 SEEDS=${SEEDS-1 2 3}  # given empty, it is bad input, not the default
-[[ $SEEDS =~ ^\ *[0-9]+(\ +[0-9]+)*\ *$ ]] || { echo "$(basename "$0"): error: SEEDS: whole numbers separated by spaces, got '$SEEDS'" >&2; exit 2; }
+. benchmark/seeds.sh  # whole numbers, each once
 ENVS="Walker2d-v5 HalfCheetah-v5 Ant-v5 Reacher-v5 Swimmer-v5"
 common() { echo "--env-id $1 --dt $2 --total-steps 300000 --seed $3 --log-dir results/runs --resume"; }
 commands() {

@@ -7,7 +7,7 @@
 #   SEEDS="1 2 3 4 5 6 7 8" bash benchmark/fig3_ppo_three_tasks.sh 8     the paper's eight seeds
 cd "$(dirname "$0")/.."
 SEEDS=${SEEDS-1 2 3}  # given empty, it is bad input, not the default
-[[ $SEEDS =~ ^\ *[0-9]+(\ +[0-9]+)*\ *$ ]] || { echo "$(basename "$0"): error: SEEDS: whole numbers separated by spaces, got '$SEEDS'" >&2; exit 2; }
+. benchmark/seeds.sh  # whole numbers, each once
 commands() {
   for spec in "InvertedPendulum-v5 200000 lowest middle original" \
               "InvertedDoublePendulum-v5 300000 lowest middle original" \

@@ -6,7 +6,7 @@
 #   bash benchmark/fig4_dau_norm.sh --list        print the commands (for benchmark/slurm.sh)
 cd "$(dirname "$0")/.."
 SEEDS=${SEEDS-1 2 3}  # given empty, it is bad input, not the default
-[[ $SEEDS =~ ^\ *[0-9]+(\ +[0-9]+)*\ *$ ]] || { echo "$(basename "$0"): error: SEEDS: whole numbers separated by spaces, got '$SEEDS'" >&2; exit 2; }
+. benchmark/seeds.sh  # whole numbers, each once
 export SEEDS
 commands() {
   all=$(bash benchmark/fig4_dau.sh --list | sed 's/ --no-input-norm//')

@@ -10,7 +10,7 @@
 #   bash benchmark/fig4_sar_ppo_to_T.sh --list        print the commands (for benchmark/slurm.sh)
 cd "$(dirname "$0")/.."
 SEEDS=${SEEDS-1 2 3}  # given empty, it is bad input, not the default
-[[ $SEEDS =~ ^\ *[0-9]+(\ +[0-9]+)*\ *$ ]] || { echo "$(basename "$0"): error: SEEDS: whole numbers separated by spaces, got '$SEEDS'" >&2; exit 2; }
+. benchmark/seeds.sh  # whole numbers, each once
 commands() {
   # task, T (s), then its δ's (δ:N: every N updates)
   for spec in "Reacher-v5 6000 lowest:1" "InvertedDoublePendulum-v5 15000 lowest:3" "Swimmer-v5 12000 lowest:5" \

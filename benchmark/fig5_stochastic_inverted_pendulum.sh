@@ -4,7 +4,7 @@
 #   bash benchmark/fig5_stochastic_inverted_pendulum.sh [workers]  |  --list  |  SEEDS="1 2 3" (default)
 cd "$(dirname "$0")/.."
 SEEDS=${SEEDS-1 2 3}  # given empty, it is bad input, not the default
-[[ $SEEDS =~ ^\ *[0-9]+(\ +[0-9]+)*\ *$ ]] || { echo "$(basename "$0"): error: SEEDS: whole numbers separated by spaces, got '$SEEDS'" >&2; exit 2; }
+. benchmark/seeds.sh  # whole numbers, each once
 commands() {
   for noise in action ext-force ext-force-perceptible; do
     for seed in $SEEDS; do

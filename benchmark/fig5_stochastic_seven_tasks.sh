@@ -7,7 +7,7 @@
 #   bash benchmark/fig5_stochastic_seven_tasks.sh [workers]  |  --list  |  SEEDS="1 2 3" (default)
 cd "$(dirname "$0")/.."
 SEEDS=${SEEDS-1 2 3}  # given empty, it is bad input, not the default
-[[ $SEEDS =~ ^\ *[0-9]+(\ +[0-9]+)*\ *$ ]] || { echo "$(basename "$0"): error: SEEDS: whole numbers separated by spaces, got '$SEEDS'" >&2; exit 2; }
+. benchmark/seeds.sh  # whole numbers, each once
 ENVS="Hopper-v5 Walker2d-v5 HalfCheetah-v5 Reacher-v5 Swimmer-v5 InvertedDoublePendulum-v5 Ant-v5"
 commands() {
   for env_id in $ENVS; do

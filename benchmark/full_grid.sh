@@ -9,9 +9,9 @@
 # other budgets under the same run names.
 cd "$(dirname "$0")/.."
 LOG_DIR=${LOG_DIR-runs/full_grid}
-[[ $LOG_DIR =~ ^[^[:space:]\'\"]+$ ]] || { echo "full_grid.sh: error: LOG_DIR: a folder name without spaces or quotes, got '$LOG_DIR'" >&2; exit 2; }
+[[ $LOG_DIR =~ ^[A-Za-z0-9_.+/][A-Za-z0-9_.+/-]*$ ]] || { echo "full_grid.sh: error: LOG_DIR: a folder name of letters, digits and _ . + / - (the commands go through a shell), got '$LOG_DIR'" >&2; exit 2; }
 SEEDS=${SEEDS-1 2 3 4 5 6 7 8}  # given empty, it is bad input, not the default
-[[ $SEEDS =~ ^\ *[0-9]+(\ +[0-9]+)*\ *$ ]] || { echo "$(basename "$0"): error: SEEDS: whole numbers separated by spaces, got '$SEEDS'" >&2; exit 2; }
+. benchmark/seeds.sh  # whole numbers, each once
 ENVS="Ant-v5 HalfCheetah-v5 InvertedDoublePendulum-v5 InvertedPendulum-v5 Swimmer-v5 Reacher-v5 Hopper-v5 Walker2d-v5"
 commands() {
   for env_id in $ENVS; do

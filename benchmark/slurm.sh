@@ -12,7 +12,7 @@
 # and --log-dir are relative.
 #
 # On a cluster (options on the command line override the #SBATCH lines below):
-#   cd <project> && source venv/bin/activate   # sbatch passes the environment on: `python` is the venv's
+#   cd <project> && source .venv/bin/activate   # sbatch passes the environment on: `python` is the venv's
 #   bash benchmark/full_grid.sh --list > commands.txt   # 2,688 commands
 #   n=$(wc -l < commands.txt) size=1000
 #   for ((offset = 0; offset < n; offset += size)); do  # arrays of lines 1-1000, 1001-2000, 2001-2688
@@ -68,6 +68,7 @@ else
 fi
 command -v python > /dev/null || refuse "no python on PATH: activate the project's virtual environment before sbatch"
 line=$(sed -n "$((offset + 10#$task))p" <<< "$commands")
+[[ $line =~ ^[[:space:]]*python[[:space:]] ]] || refuse "line $((offset + 10#$task)) of $list is not a command (python ...): $line"
 echo "$line"
 export OMP_NUM_THREADS=1
 eval "exec $line"

@@ -11,7 +11,7 @@
 #   bash benchmark/tacos.sh --list        print the commands (for benchmark/slurm.sh)
 cd "$(dirname "$0")/.."
 SEEDS=${SEEDS-1 2 3}  # given empty, it is bad input, not the default
-[[ $SEEDS =~ ^\ *[0-9]+(\ +[0-9]+)*\ *$ ]] || { echo "$(basename "$0"): error: SEEDS: whole numbers separated by spaces, got '$SEEDS'" >&2; exit 2; }
+. benchmark/seeds.sh  # whole numbers, each once
 commands() {
   tacos="--duration-map tacos --time-feature"
   for spec in "HalfCheetah-v5 0.002 2 300000 300000" "Hopper-v5 0.0005 0.32 500000 300000"; do

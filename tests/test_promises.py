@@ -233,7 +233,7 @@ def test_every_shell_command_refuses_a_bad_argument_in_one_line_and_starts_nothi
 SEEDED_SCRIPTS = [p for p in SHELL_COMMANDS if "SEEDS" in open(p).read()]
 
 
-@pytest.mark.parametrize("seeds", ["x", "", "1,2", "-1"])
+@pytest.mark.parametrize("seeds", ["x", "", "1,2", "-1", "1 01", "4294967296"])  # twins; past --seed
 @pytest.mark.parametrize("path", SEEDED_SCRIPTS, ids=os.path.basename)
 def test_a_figure_script_refuses_bad_seeds_in_one_line_before_listing_or_running(path, seeds, tmp_path):
     env = {**fake_python_recording(tmp_path), "SEEDS": seeds}
@@ -245,7 +245,8 @@ def test_a_figure_script_refuses_bad_seeds_in_one_line_before_listing_or_running
 
 @pytest.mark.parametrize("script, variable, value", [
     ("fig3_hopper_1m.sh", "METHODS", ""), ("fig3_hopper_1m.sh", "METHODS", " "),
-    ("full_grid.sh", "LOG_DIR", ""), ("full_grid.sh", "LOG_DIR", "my runs")])
+    ("full_grid.sh", "LOG_DIR", ""), ("full_grid.sh", "LOG_DIR", "my runs"), ("full_grid.sh", "LOG_DIR", "x;uname"),
+    ("full_grid.sh", "LOG_DIR", "$HOME/grid")])  # the commands go through a shell
 def test_a_figure_script_refuses_an_empty_or_unusable_setting_in_one_line(script, variable, value, tmp_path):
     env = {**fake_python_recording(tmp_path), variable: value}
     for args in (["--list"], ["2"]):

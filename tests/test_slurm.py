@@ -55,10 +55,12 @@ def tiny_commands(folder):
     ([SLURM_LIST], "99999999999999999999", "task 99999999999999999999 is out of range"),
     ("commands.txt", "4", "task 4 is out of range: commands.txt has 3 commands, 1 to 3 (sbatch --array=1-3)"),
     ("empty.txt", "1", "empty.txt lists no commands"),
+    ("notes.txt", "1", "line 1 of notes.txt is not a command (python ...): # my notes"),
 ])
 def test_slurm_sh_refuses_bad_input_in_one_line_before_any_work(tmp_path, args, task, says):
     (tmp_path / "commands.txt").write_text("\n".join(tiny_commands(tmp_path / "runs")) + "\n\n")
     (tmp_path / "empty.txt").write_text("\n  \n")
+    (tmp_path / "notes.txt").write_text("# my notes\n")
     if isinstance(args, str):  # a file of commands, named relative to the project's folder
         args = [os.path.relpath(tmp_path / args, ROOT)]
         says = says.replace(os.path.basename(args[0]), args[0])
@@ -66,7 +68,7 @@ def test_slurm_sh_refuses_bad_input_in_one_line_before_any_work(tmp_path, args, 
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.splitlines() == [done.stderr.strip()]
     assert done.stderr.startswith("slurm.sh: ") and says in done.stderr
-    assert sorted(os.listdir(tmp_path)) == ["commands.txt", "empty.txt"]  # nothing written
+    assert sorted(os.listdir(tmp_path)) == ["commands.txt", "empty.txt", "notes.txt"]  # nothing written
 
 
 @pytest.mark.parametrize("offset,task,says", [
