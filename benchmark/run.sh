@@ -12,6 +12,10 @@ if [ $# -gt 1 ]; then  # a figure script passes its own arguments: [workers], or
   exit 2
 fi
 workers=${1-2}  # given empty, it is bad input, not the default
+if [[ $workers == -* ]]; then  # a run list's other flags (--help) reach here: its usage, and nothing runs
+  echo "run.sh: error: a run list takes [workers] (1 to 9999, default 2) or --list, got '$workers'" >&2
+  exit 2
+fi
 if ! [[ "$workers" =~ ^[1-9][0-9]{0,3}$ ]]; then
   echo "run.sh: error: workers: must be a whole number from 1 to 9999, got '$workers'" >&2
   exit 2

@@ -68,6 +68,15 @@ def test_run_sh_refuses_a_worker_count_below_one_before_running_anything(tmp_pat
     assert not (tmp_path / "ran").exists()
 
 
+@pytest.mark.parametrize("script", ["fig3_ppo_three_tasks.sh", "fig6_safe_regions.sh"])  # the second draws after
+def test_a_run_lists_help_says_its_usage_in_one_line_and_runs_and_draws_nothing(tmp_path, script):
+    result = subprocess.run(["bash", os.path.join(BENCHMARK, script), "--help"], text=True,
+                            capture_output=True, timeout=30, env=fake_python(tmp_path, 0))
+    assert result.returncode == 2 and result.stderr.count("\n") == 1
+    assert "a run list takes [workers] (1 to 9999, default 2) or --list, got '--help'" in result.stderr
+    assert "start:" not in result.stdout and not (tmp_path / "drawn").exists()
+
+
 def test_run_sh_exits_non_zero_when_a_command_failed_and_runs_the_others():
     result = run_sh(["2"], "true\nfalse\n\ntrue\n")
     assert result.returncode != 0 and result.stdout.count("done:") == 2 and "FAILED: false" in result.stdout
