@@ -35,12 +35,13 @@ class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
     The action is [a, u_raw], u = (u_raw + 1)/2 ∈ [0, 1]; `a` is repeated every δ and the
     repetition stops after the first δ-step where the episode ends, k·δ ≥ max_t, or the state
     has left eq. 6's safe region Δ(s, s_i) ≤ d = u·max_d (a tie Δ = d ends it too, as in the
-    authors' code), or for λ-SAR λ·Δ/max_d + (1-λ)·k·δ/max_t ≥ u (eq. 8 as the authors' code
-    has it: Δ over max_d, time over max_t, u in d's place). max_d defaults to App. J.3's for
-    the norm. `delta_dims` restricts Δ to some observation dims. With repeat=False (the plain
-    learner) the action has no u and a decision is one δ-step. `step` returns R = Σ_k γ_δ^k r_k
-    over its k δ-steps and info["w"] = k. Δ normalises states by running statistics learned
-    across episodes (`reset(seed=...)` keeps them); `update_stats = False` freezes them.
+    authors' code), or for λ-SAR λ·Δ/max_d + (1-λ)·k·δ/max_t ≥ u (eq. 8 as their
+    code has it: Δ over max_d, time over max_t, u in d's place). max_d defaults to App. J.3's
+    for the norm. `delta_dims` restricts Δ to some observation dims. With repeat=False (the
+    plain learner) the action has no u and a decision is one δ-step. `step` returns
+    R = Σ_k γ_δ^k r_k over its k δ-steps and info["w"] = k. Δ normalises states by running
+    statistics learned across episodes (`reset(seed=...)` keeps them); `update_stats = False`
+    freezes them.
     """
 
     def __init__(self, env, max_d=None, max_t=MAX_T, lambda_dt=None, norm="l1", repeat=True,
