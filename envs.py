@@ -136,11 +136,19 @@ def resolve_dt(env_id, dt=None):
     return value
 
 
+def _has_time_limit(env):
+    while isinstance(env, gym.Wrapper):
+        if isinstance(env, gym.wrappers.TimeLimit):
+            return True
+        env = env.env
+    return False
+
+
 class DtEnv(gym.Wrapper, gym.utils.RecordConstructorArgs):
     """A task stepped every δ seconds with the physical time limit and return scale of δ0.
     A MuJoCo task gets frame_skip 1 and MuJoCo timestep δ (untouched at its own δ0); any other env
-    runs at δ = δ0 only. `max_episode_steps` is the task's limit at δ0 (None: no limit); `dt0` is δ0,
-    by default the env's own `dt`."""
+    runs at δ = δ0 only. `max_episode_steps` is the task's limit at δ0 (None: no limit), kept in
+    seconds: `env` has no TimeLimit of its own. `dt0` is δ0, by default the env's own `dt`."""
 
     def __init__(self, env, dt, max_episode_steps, gamma=0.99, dt0=None):
         gym.utils.RecordConstructorArgs.__init__(self, dt=dt, max_episode_steps=max_episode_steps, gamma=gamma,
@@ -148,6 +156,9 @@ class DtEnv(gym.Wrapper, gym.utils.RecordConstructorArgs):
         gym.Wrapper.__init__(self, env)
         if not 0 < gamma <= 1:  # also refuses nan
             raise ValueError(f"gamma: the discount per δ0-step lies in (0, 1], got {gamma!r}")
+        if _has_time_limit(env):  # it counts δ-steps: at δ < δ0 it would end episodes early
+            raise ValueError("env: has gymnasium's TimeLimit inside, which counts δ-steps; give DtEnv "
+                             "gym.make(...).unwrapped and the task's max_episode_steps, as make_env does")
         raw = env.unwrapped
         dt0 = raw.dt if dt0 is None else dt0
         self.dt, self.dt0 = dt, dt0

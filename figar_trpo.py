@@ -38,8 +38,11 @@ class DurativeRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
     with t = u·max_t (at least min_steps), or until the episode ends, blind to the state
     meanwhile. With limit_t=False u is not clipped above, so t can exceed max_t (App. I).
     TaCoS's map (Treven et al., 2024), `tacos_map=True`: k = ⌊K_MIN + (K − K_MIN)·u⌋ δ-steps
-    in whole numbers, K = ⌊max_t/δ⌋, K_MIN = min_steps. `step` returns R = Σ_k γ_δ^k r_k
-    over its k δ-steps and info["w"] = k.
+    in whole numbers, K = ⌊max_t/δ⌋, K_MIN = min_steps; `a` reaches the env unclipped. `step`
+    returns R = Σ_k γ_δ^k r_k over its k δ-steps, info["w"] = k and
+    info["undiscounted_reward"] = Σ_k r_k; the env's own info keys are its last δ-step's. One
+    env, not a vector of them. At another δ the env must be the task at δ (γ_δ, r·δ/δ0, its
+    time limit in seconds), as envs.make_env makes it.
     """
 
     def __init__(self, env, max_t=MAX_T, limit_t=True, dt=None, gamma_dt=None, min_steps=1,
@@ -111,8 +114,8 @@ class DurativeRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
 def check_wrapped(env, dt, gamma_dt, max_t):
     """(δ, γ_δ, observation size) for a repetition around `env`, checked: `dt` (seconds per step
-    of `env`; the env's own if it has one) and `gamma_dt` (discount per step) if given, else the
-    env's own (envs.DtEnv has both), else γ_δ = 0.99."""
+    of `env`) and `gamma_dt` (discount per step) are the env's own if it has them (envs.DtEnv
+    has both; an argument must agree), else the arguments; γ_δ = 0.99 if neither."""
     own = None  # the env's own δ, if it has one
     if env.has_wrapper_attr("dt"):
         own = env.get_wrapper_attr("dt")
@@ -121,10 +124,16 @@ def check_wrapped(env, dt, gamma_dt, max_t):
                          "(leave dt out to take the env's)")
     if own is not None:
         dt = own
+    own = None  # the env's own γ_δ, if it has one
+    if env.has_wrapper_attr("gamma_dt"):
+        own = env.get_wrapper_attr("gamma_dt")
+    if gamma_dt is not None and own is not None and not math.isclose(gamma_dt, own, rel_tol=1e-9):
+        raise ValueError(f"gamma_dt: the env discounts {own!r} a step, got {gamma_dt!r} "
+                         "(leave gamma_dt out to take the env's)")
+    if own is not None:
+        gamma_dt = own
     if gamma_dt is None:
         gamma_dt = 0.99
-        if env.has_wrapper_attr("gamma_dt"):
-            gamma_dt = env.get_wrapper_attr("gamma_dt")
     space, box = env.observation_space, gym.spaces.Box
     if not (isinstance(space, box) and len(space.shape) == 1 and isinstance(env.action_space, box)
             and len(env.action_space.shape) == 1):
@@ -149,10 +158,10 @@ def layer_init(layer, std=np.sqrt(2), bias_const=0.0):
 
 class Agent(nn.Module):
     """Separate actor and critic MLPs, 2×256 ReLU (App. J.3). Gaussian policy: a state-independent
-    log-std for the K task dims, a state-dependent one for the repetition dim. `authors_head`, to
-    measure the authors' code: "sb2" (their TRPO) gives the last dim a head of gain 1 and bias 0, a
-    task dim's too without a repetition dim; "sb3" (their A2C) leaves the repetition head at
-    PyTorch's default init."""
+    log-std for the K task dims (`num_actions`, the task's own), a state-dependent one for the
+    repetition dim (added when `repeat`). `authors_head`, to measure the authors' code: "sb2"
+    (their TRPO) gives the last dim a head of gain 1 and bias 0, a task dim's too without a
+    repetition dim; "sb3" (their A2C) leaves the repetition head at PyTorch's default init."""
 
     def __init__(self, obs_dim, num_actions, repeat, init_logstd=0.0, authors_head=None):
         super().__init__()

@@ -295,6 +295,20 @@ def test_repetition_needs_a_dt_that_agrees_with_the_envs_and_box_spaces():
     assert (env.dt, env.gamma_dt, env.max_repeats) == (0.01, 0.5, 5)
 
 
+@pytest.mark.parametrize("wrapper", [sar_ppo.SafeActionRepetition, figar_ppo.DurativeRepetition])
+def test_repetition_refuses_a_gamma_dt_other_than_the_envs_own(wrapper):
+    env = envs.make_env("Pusher-v5", 0.01)  # γ_δ = 0.99^(1/5) per δ-step
+    with pytest.raises(ValueError, match=r"^gamma_dt: the env discounts 0.99799"):  # 0.99 would be 5× the horizon's cut
+        wrapper(env, gamma_dt=0.99)
+    assert wrapper(env, gamma_dt=env.gamma_dt).gamma_dt == wrapper(env).gamma_dt == 0.99 ** (1 / 5)
+
+
+def test_dt_env_refuses_an_env_whose_time_limit_counts_steps():
+    with pytest.raises(ValueError, match="^env: has gymnasium's TimeLimit inside"):
+        envs.DtEnv(gym.make("Pusher-v5"), 0.01, 100)  # its 100 steps would be 1 s at δ = 0.01, not 5 s
+    assert envs.DtEnv(gym.make("Pusher-v5").unwrapped, 0.01, 100).max_steps == 500
+
+
 @pytest.mark.parametrize("script", ["sar_ppo.py", "figar_ppo.py"])
 def test_repetition_wrappers_of_the_scripts_pass_check_env(script):
     module = sar_ppo if script == "sar_ppo.py" else figar_ppo
