@@ -874,8 +874,9 @@ def fig4_figure(groups, tasks):
         row[0].set_ylabel("return at physical time T", fontsize=8)
     handles = [matplotlib.patches.Patch(color=method_color("SAR-PPO"), label="SAR-PPO (training return)"),
                matplotlib.patches.Patch(facecolor=method_color("SAR-PPO"), hatch="//", edgecolor="white",
-                                        label="SAR-PPO, a run ended before T (†)"),
-               matplotlib.patches.Patch(color=method_color("DAU"), label="DAU (deterministic evaluation)")]
+                                        label="SAR-PPO, some of its runs ended before T (†)"),
+               matplotlib.patches.Patch(color=method_color("DAU"),
+                                        label="DAU (no normalisation; deterministic evaluation)")]
     fig.legend(handles=handles, loc="lower center", ncol=3, fontsize=8, frameon=False)
     suptitle(fig, "PPO and DAU: Fig. 4, SAR-PPO against DAU at equal physical time T per task and δ\n"
              "the return over the last 10% of T; bars: mean over seeds; whiskers: the seeds' min–max; dots: seeds")
@@ -1179,7 +1180,8 @@ def invariance_cell(lowest, largest):
 def ratios(groups, score=final_return):
     """Markdown, SAR on three learners: per task (deterministic setting), each method's mean final return at the
     task's smallest δ over that at its largest, and the one rule's verdict; – where a δ is missing, and no ratio
-    where the largest δ's mean is not above 0 (Reacher's and Ant's negative returns)."""
+    where the largest δ's mean is not above 0 (Reacher's and Ant's negative returns). DAU is read by its
+    evaluations, as Fig. 4 reads it, unless a --window score is given."""
     keys = [k for k in groups if k[1] == "deterministic"]
     methods = ordered({k[2] for k in keys}, METHODS)
     lines = ["| task | δ_lowest / δ0 (ms) | " + " | ".join(methods) + " |", "|---|---|" + "---|" * len(methods)]
@@ -1191,7 +1193,10 @@ def ratios(groups, score=final_return):
             if len(dts) < 2 or not low or not high:
                 cells.append("–")
                 continue
-            cells.append(invariance_cell(finals(low, score), finals(high, score)))
+            read = score
+            if method.startswith("DAU") and score is final_return:
+                read = evaluated_return
+            cells.append(invariance_cell(finals(low, read), finals(high, read)))
         lines.append(f"| {env_id} | {dts[0] * 1000:g} / {dts[-1] * 1000:g} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

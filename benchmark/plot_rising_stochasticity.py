@@ -88,7 +88,7 @@ def main(argv=None):
         ax.legend(fontsize=7)
     path = os.path.join(args.out, "ip_rising_stochasticity.png")
     with promises.locked("--out", args.out):
-        save_figure(fig, "InvertedPendulum-v5, δ = 2 ms, external forces, "
+        save_figure(fig, "PPO: InvertedPendulum-v5, δ = 2 ms, external forces, "
                          f"{plot.budget([r for k, v in groups.items() if selected(*k) for r in v])}: "
                          "App. E (mean; whiskers: the seeds' min–max; dots: seeds)", path)
     print(f"wrote {path}")

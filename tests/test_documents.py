@@ -122,12 +122,13 @@ def test_readme_final_returns_come_from_the_committed_runs():
 
 def marked_tables():
     """(page, name, command, table) of each table a page of the report marks <!-- name --> … <!-- /name -->: the
-    table's text, and the `python plot.py … --table` (or `--summary`) line of the last code block above it."""
+    table's text, and the `python plot.py … --table` (or `--summary`, `--ratios`) line of the last code block
+    above it."""
     for page, text in report_pages().items():
         for match in re.finditer(r"<!-- ([\w-]+) -->\n(.*?)<!-- /\1 -->", text, re.S):
             block = re.findall(r"```bash\n(.*?)```", text[:match.start()], re.S)[-1]
             commands = [line.split("  #")[0].strip() for line in block.splitlines()
-                        if line.startswith("python plot.py") and re.search(r" --(table|summary)\b", line)]
+                        if line.startswith("python plot.py") and re.search(r" --(table|summary|ratios)\b", line)]
             yield page, match.group(1), commands[-1], match.group(2)
 
 

@@ -1,6 +1,6 @@
 """tools/, what a user runs on their own runs: status.py and grid_hours.py read command lists,
 check_reproducible.py and evaluate.py remake or roll out a run from its config.json, animate.py renders an
-episode; each refuses bad input in one line."""
+episode, first_reach.py reads when runs first reach a return; each refuses bad input in one line."""
 import io
 import json
 import os
@@ -14,7 +14,7 @@ from PIL import Image
 
 from benchmark import same_policy_across_dt
 from tests.helpers import ROOT, TINY, copy_of, damaged, exits_2_with_one_line, rendering_unavailable, run_python, train
-from tools import animate, check_reproducible, evaluate, grid_hours, status
+from tools import animate, check_reproducible, evaluate, first_reach, grid_hours, status
 
 
 def test_status_tells_finished_unfinished_and_not_started_runs_of_a_figure_script(tiny_run, tmp_path, monkeypatch,
@@ -271,3 +271,20 @@ def test_status_and_plot_read_a_config_that_is_json_but_not_an_object_as_damaged
     state, _, decisions = status.status(f"python sar_ppo.py --total-steps 512 {' '.join(TINY)} --log-dir "
                                         f"{tmp_path} --run-name {run.name} --resume")
     assert state == "finished" and decisions == 512  # progress.csv alone says how far it is
+
+
+def test_first_reach_prints_the_first_row_at_or_above_the_value_and_never_with_the_best(tmp_path, capsys):
+    rows = "decision_steps,return_mean\n2048,\n4096,500.5\n6144,990.0\n8192,980.0\n"
+    for name, text in (("reached", rows), ("short", rows.replace("990.0", "989.9"))):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "progress.csv").write_text(text)
+    first_reach.main(["990", str(tmp_path / "reached"), str(tmp_path / "short")])
+    assert capsys.readouterr().out.splitlines() == [f"{tmp_path / 'reached'}  6,144",
+                                                    f"{tmp_path / 'short'}  never (best 989.9)"]
+
+
+@pytest.mark.parametrize("args,named", [(["x", "results/runs"], "argument value"),
+                                        (["990", "README.md"], "no progress.csv"),
+                                        (["990", "results"], "no progress.csv")])
+def test_first_reach_refuses_what_is_not_a_run_in_one_line(args, named, capsys):
+    exits_2_with_one_line(lambda: first_reach.main(args), named, capsys)
