@@ -404,8 +404,11 @@ def main(argv=None):
             last_value = agent.critic(torch.as_tensor(obs)[None]).item()
             final_values = agent.critic(torch.as_tensor(final_obs_buf)).squeeze(1).numpy()
         next_values = np.append(values[1:], last_value)
-        # a time limit is no termination
-        next_values = np.where(truncated_buf > 0, final_values, next_values)
+        # a time limit is no termination, but where the state holds the time (TaCoS) V is 0 at it
+        at_limit = final_values
+        if args.time_feature:
+            at_limit = np.zeros(n, np.float32)
+        next_values = np.where(truncated_buf > 0, at_limit, next_values)
         next_values = np.where(terminated_buf > 0, 0.0, next_values)
         dones = np.maximum(terminated_buf, truncated_buf)
         advantages = compute_gae(rewards_buf, values, next_values, discounts_buf, dones,

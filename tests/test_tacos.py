@@ -149,3 +149,22 @@ def test_the_tacos_table_asked_for_without_tacos_runs_says_so_in_one_line(tmp_pa
     assert plot.main([str(tmp_path), "--variants", "--kinds", "tacos", "--table"]) == 0
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--kinds tacos: no TaCoS-PPO run among these" in err
+
+
+def test_with_the_time_in_the_state_a_time_limit_ends_the_value_as_tacos_has_it(tmp_path, monkeypatch):
+    # Reacher never terminates: each of its 50-step episodes ends at the time limit, within 256 decisions
+    seen = []
+    real = figar_ppo.compute_gae
+
+    def spy(rewards, values, next_values, discounts, dones, gae_lambda):
+        seen.append((next_values[dones > 0], values[dones > 0]))
+        return real(rewards, values, next_values, discounts, dones, gae_lambda)
+
+    monkeypatch.setattr(figar_ppo, "compute_gae", spy)
+    for name, flags in (("bootstrapped", []), ("tacos", ["--time-feature"])):
+        figar_ppo.main(["--env-id", "Reacher-v5", "--dt", "original", "--total-steps", "256", *TINY,
+                        "--log-dir", str(tmp_path), "--run-name", name, *flags])
+    (figar, figar_values), (tacos, _) = seen
+    assert len(figar) >= 5 and len(tacos) >= 5
+    assert (tacos == 0).all()  # V at the limit of a time-augmented state: nothing is left
+    assert (figar != 0).all() and not np.allclose(figar, figar_values)  # V(final observation), not V(s)
