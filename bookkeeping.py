@@ -598,23 +598,25 @@ def restore_env(env, saved):
     raw.np_random.bit_generator.state = saved["env_rng"]
 
 
-def episode_state(env, raw_obs, obs, episode_return, scaling_return):
-    """For save_checkpoint: where the next decision starts, the env and the rollout's own state."""
+def episode_state(env, raw_obs, obs, *tallies):
+    """For save_checkpoint: where the next decision starts, the env and the rollout's own state (its tallies of
+    the episode so far: the return, the scaling return, and a script's own)."""
     if not is_mujoco(env):
         return {}
     return {"episode": {**env_state(env), "raw_obs": as_saved(raw_obs), "obs": as_saved(obs),
-                        "returns": [float(episode_return), float(scaling_return)]}}
+                        "returns": [float(tally) for tally in tallies]}}
 
 
-def restore_episode(env, run):
-    """The episode as the checkpoint left it: (raw_obs, obs, episode_return, scaling_return); and the running
-    statistics as saved, since env.reset() just fed them."""
+def restore_episode(env, run, tallies=2):
+    """The episode as the checkpoint left it: (raw_obs, obs, *its `tallies` tallies), one a checkpoint predates
+    0; and the running statistics as saved, since env.reset() just fed them."""
     saved = run["state"]["episode"]
     restore_env(env, saved)
     for name, part in run["learner"].items():
         if isinstance(part, RunningMeanStd):
             load_stats(part, run["state"][name])
-    return saved["raw_obs"].numpy(), saved["obs"].numpy(), *saved["returns"]
+    missing = [0.0] * (tallies - len(saved["returns"]))
+    return saved["raw_obs"].numpy(), saved["obs"].numpy(), *saved["returns"], *missing
 
 
 def envs_state(train_envs, obs):

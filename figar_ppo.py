@@ -61,8 +61,11 @@ class DurativeRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
             raise ValueError("tacos_map: TaCoS's holds end at max_t; it takes limit_t=True")
         self.min_steps = min_steps
         self.tacos_map = tacos_map
-        if limit_t and max_t <= self.dt * (1 + 1e-9):
-            warnings.warn(f"max_t = {max_t} s is not above δ = {self.dt} s: "
+        one_step = limit_t and max_t <= self.dt * (1 + 1e-9)
+        if tacos_map:  # whole δ-steps up to K
+            one_step = self.max_steps <= 1
+        if one_step:
+            warnings.warn(f"max_t = {max_t} s holds one δ-step of {self.dt} s at most: "
                           "no action can be repeated", stacklevel=2)
         low, high = env.action_space.low, env.action_space.high
         # --no-limit-t: u is not clipped above
@@ -344,7 +347,8 @@ def main(argv=None):
     episode_return, scaling_return = 0.0, 0.0
     episode_cost, episode_decisions = 0.0, 0
     if "episode" in (run["state"] or {}):  # resume exactly where the checkpoint left the episode
-        raw_obs, obs, episode_return, scaling_return = bookkeeping.restore_episode(env, run)
+        raw_obs, obs, episode_return, scaling_return, episode_cost, episode_decisions = (
+            bookkeeping.restore_episode(env, run, tallies=4))
     start = time.time() - counters["wall_time_s"]
     while not bookkeeping.run_finished(run, args):
         update_start = time.time()
@@ -446,7 +450,8 @@ def main(argv=None):
         if tacos(args) and finished_costs:
             row["cost_mean"] = float(np.mean(finished_costs))
             row["decisions_per_episode"] = float(np.mean(finished_decisions))
-        episode = bookkeeping.episode_state(env, raw_obs, obs, episode_return, scaling_return)
+        episode = bookkeeping.episode_state(env, raw_obs, obs, episode_return, scaling_return,
+                                            episode_cost, episode_decisions)
         # and a checkpoint every --checkpoint-every updates
         bookkeeping.log_row(run, args, row, episode)
         bookkeeping.say_progress(run, args, row, update_time)
@@ -571,7 +576,10 @@ def check_args(args):
             ("--min-steps", args.min_steps <= max(1, math.floor(args.max_t / args.dt + 1e-9)),
              f"{args.min_steps} δ-steps exceed --max-t {args.max_t:g} s at δ = {args.dt:g} s"),
             ("--duration-map", args.duration_map == "figar" or not args.no_limit_t,
-             "TaCoS's holds end at t_max; leave out --no-limit-t")]:
+             "TaCoS's holds end at t_max; leave out --no-limit-t"),
+            ("--duration-map", args.duration_map == "figar" or args.max_t >= 2 * args.dt * (1 - 1e-9),
+             f"TaCoS's holds are whole δ-steps up to ⌊t_max/δ⌋, one at --max-t {args.max_t:g} s and δ = "
+             f"{args.dt:g} s: no action could be repeated; pass --max-t {4 * args.dt:g} (up to 4 δ-steps)")]:
         if not ok:
             fail(f"{flag}: {rule}")
     bookkeeping.check_budget(args, TOTAL_STEPS)

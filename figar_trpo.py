@@ -63,8 +63,11 @@ class DurativeRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
             raise ValueError("tacos_map: TaCoS's holds end at max_t; it takes limit_t=True")
         self.min_steps = min_steps
         self.tacos_map = tacos_map
-        if limit_t and max_t <= self.dt * (1 + 1e-9):
-            warnings.warn(f"max_t = {max_t} s is not above δ = {self.dt} s: "
+        one_step = limit_t and max_t <= self.dt * (1 + 1e-9)
+        if tacos_map:  # whole δ-steps up to K
+            one_step = self.max_steps <= 1
+        if one_step:
+            warnings.warn(f"max_t = {max_t} s holds one δ-step of {self.dt} s at most: "
                           "no action can be repeated", stacklevel=2)
         low, high = env.action_space.low, env.action_space.high
         # --no-limit-t: u is not clipped above

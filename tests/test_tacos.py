@@ -2,6 +2,7 @@
 digit; the cost it logs is c per decision of each finished episode; every hold lies in [K_MIN, t_max/δ]; the time
 feature counts the episode's physical time under the repetition."""
 import json
+import math
 
 import numpy as np
 import pytest
@@ -86,7 +87,8 @@ def test_the_time_feature_counts_physical_time_under_the_repetition():
                                          (["--min-steps", "0"], "--min-steps"),
                                          (["--min-steps", "26", "--dt", "0.002"], "--min-steps"),
                                          (["--duration-map", "tacos", "--no-limit-t"], "--duration-map"),
-                                         (["--duration-map", "floor"], "--duration-map")])
+                                         (["--duration-map", "floor"], "--duration-map"),
+                                         (["--duration-map", "tacos", "--dt", "0.03"], "one at --max-t 0.05 s")])
 def test_a_bad_tacos_flag_is_one_line_naming_it(flags, named, capsys):
     with pytest.raises(SystemExit) as exit_info:
         figar_ppo.parse_args(flags)
@@ -168,3 +170,29 @@ def test_with_the_time_in_the_state_a_time_limit_ends_the_value_as_tacos_has_it(
     assert len(figar) >= 5 and len(tacos) >= 5
     assert (tacos == 0).all()  # V at the limit of a time-augmented state: nothing is left
     assert (figar != 0).all() and not np.allclose(figar, figar_values)  # V(final observation), not V(s)
+
+
+def test_a_tacos_run_resumed_mid_episode_logs_the_uninterrupted_runs_cost_and_decisions(tmp_path):
+    # Reacher's episodes (1 s) end every few dozen decisions: the cut at 256 falls inside one
+    flags = ["--env-id", "Reacher-v5", "--dt", "0.002", *TINY, "--switch-cost", "2", "--duration-map", "tacos",
+             "--time-feature"]
+    train("figar_ppo.py", tmp_path, "--total-steps", "768", *flags, name="whole")
+    train("figar_ppo.py", tmp_path, "--total-steps", "256", *flags, name="cut")
+    train("figar_ppo.py", tmp_path, "--total-steps", "768", *flags, "--resume", name="cut")
+    assert all(r["cost_mean"] != "" for r in rows_of(tmp_path, "whole"))
+    assert strip(rows_of(tmp_path, "cut")) == strip(rows_of(tmp_path, "whole"))
+
+
+def test_the_tacos_map_warns_when_it_can_hold_one_delta_step_only():
+    with pytest.warns(UserWarning, match="no action can be repeated"):  # K = ⌊0.05/0.03⌋ = 1
+        figar_ppo.DurativeRepetition(envs.make_env("InvertedPendulum-v5", 0.03), max_t=0.05, tacos_map=True)
+
+
+def test_decisions_per_episode_reach_back_to_twenty_episodes_where_few_end_in_the_last_tenth():
+    import plot
+    steps = np.arange(1, 101) * 1000.0  # 100 rows of 1,000 decisions; an episode every 3,000
+    columns = {"decision_steps": steps, "episodes": steps // 3000}
+    # the last tenth alone (its rows from 89,000 decisions on): 11,000 decisions over 4 episodes, 8% short
+    assert plot.decisions_per_episode(columns, episodes_at_least=1) == 2750
+    assert plot.decisions_per_episode(columns) == pytest.approx(3000, rel=0.05)  # over the last 20
+    assert math.isnan(plot.decisions_per_episode({"decision_steps": steps, "episodes": steps * 0}))
