@@ -47,6 +47,7 @@ def test_the_tools_read_a_tacos_run_through_figar_ppo(tmp_path, capsys):
     check_reproducible.main([str(tmp_path / "run"), "--updates", "1"])
     out = capsys.readouterr().out
     assert "TaCoS-PPO (c=0.25, K_MIN=2) on InvertedPendulum-v5" in out and "identical: first 1 rows" in out
+    assert "mean return (without the switch cost)" in out and " decisions\n" in out  # and each episode's decisions
     methods = {"TaCoS-PPO": "figar_ppo.py", "FiGAR-C-TRPO (no limit on t)": "figar_trpo.py", "SAR-A2C": "sar_ppo.py",
                "λ-SAR-TRPO": "sar_trpo.py", "PPO (scaled)": "sar_ppo.py", "ARP-PPO (scaled)": "arp_ppo.py",
                "DAU (no normalisation)": "dau.py"}

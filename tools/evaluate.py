@@ -128,15 +128,18 @@ def main(argv=None):
             extra = [repetition.obs_stats]
     except (KeyError, RuntimeError) as e:
         fail(f"run: {flags.run}'s model does not fit its config.json ({type(e).__name__})")
-    returns, seed = [], args.seed
+    returns, decisions, seed = [], [], args.seed
     for episode in range(flags.episodes):
         args.seed = seed + episode  # evaluate() starts its episode i from seed + 10,000 + i
         result = module.evaluate(args, (env, repetition), agent, obs_rms, *extra)
         returns.append(result[0] if isinstance(result, tuple) else result)  # figar_ppo's: (return, decisions)
-        print(f"episode {episode + 1}: return {returns[-1]:.1f}", flush=True)
+        decisions.append(result[1] if isinstance(result, tuple) else None)
+        per_episode = f", {decisions[-1]:.0f} decisions" if decisions[-1] is not None else ""
+        print(f"episode {episode + 1}: return {returns[-1]:.1f}{per_episode}", flush=True)
     setting = args.noise or "deterministic"
+    without_cost = " (without the switch cost)" if getattr(args, "switch_cost", 0) else ""
     print(f"{args.method} on {args.env_id} at δ = {args.dt:g} s ({setting}{', hold penalty' * args.hold_penalty}): "
-          f"mean return {np.mean(returns):.1f} over {flags.episodes} deterministic episodes")
+          f"mean return{without_cost} {np.mean(returns):.1f} over {flags.episodes} deterministic episodes")
 
 
 def evaluate_dau(flags, args, state):
