@@ -43,8 +43,8 @@ class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
     info["undiscounted_reward"] = Σ_k r_k and info["safe_radius"] = d (λ-SAR: u); the env's own
     info keys are its last δ-step's. Δ normalises states by running statistics learned across
     episodes (`reset(seed=...)` keeps them); `update_stats = False` freezes them. One env, not a
-    vector of them. At another δ the env must be the task at δ (γ_δ, r·δ/δ0, its time limit in
-    seconds), as envs.make_env makes it.
+    vector of them. At another δ the env must be the task at δ (γ_δ, r·δ/δ0, its time limit
+    in seconds), as envs.make_env makes it.
     """
 
     def __init__(self, env, max_d=None, max_t=MAX_T, lambda_dt=None, norm="l1", repeat=True,
