@@ -3,6 +3,8 @@ digit; the cost it logs is c per decision of each finished episode; every hold l
 feature counts the episode's physical time under the repetition."""
 import json
 import math
+import os
+import re
 
 import numpy as np
 import pytest
@@ -11,7 +13,7 @@ import bookkeeping
 import envs
 import figar_ppo
 import figar_trpo
-from tests.helpers import TINY, VARYING, rows_of, train
+from tests.helpers import ROOT, TINY, VARYING, rows_of, train
 from tools import check_reproducible, evaluate
 
 
@@ -197,3 +199,13 @@ def test_decisions_per_episode_reach_back_to_twenty_episodes_where_few_end_in_th
     assert plot.decisions_per_episode(columns, episodes_at_least=1) == 2750
     assert plot.decisions_per_episode(columns) == pytest.approx(3000, rel=0.05)  # over the last 20
     assert math.isnan(plot.decisions_per_episode({"decision_steps": steps, "episodes": steps * 0}))
+
+
+def test_the_tacos_codes_two_floors_shorten_the_holds_the_page_says(capsys):
+    from benchmark import tacos_short_holds
+    x = np.random.default_rng(0).uniform(-1, 1, 10_000)
+    assert tacos_short_holds.short_share(x, np.float64, 2.0 ** -9) == 0  # k·δ exact: never short
+    tacos_short_holds.main([])
+    said = re.findall(r"(\d+\.\d)% of 1,000,000", capsys.readouterr().out)
+    page = open(os.path.join(ROOT, "results", "tacos.md")).read()
+    assert len(said) == 3 and f"`python benchmark/tacos_short_holds.py`: {', '.join(s + '%' for s in said)}" in page
