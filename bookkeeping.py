@@ -608,8 +608,8 @@ def episode_state(env, raw_obs, obs, *tallies):
 
 
 def restore_episode(env, run, tallies=2):
-    """The episode as the checkpoint left it: (raw_obs, obs, *its `tallies` tallies), one a checkpoint predates
-    0; and the running statistics as saved, since env.reset() just fed them."""
+    """The episode as the checkpoint left it: (raw_obs, obs, then its `tallies` tallies, 0 for any the
+    checkpoint predates); and the running statistics as saved, since env.reset() just fed them."""
     saved = run["state"]["episode"]
     restore_env(env, saved)
     for name, part in run["learner"].items():

@@ -128,14 +128,15 @@ def main(argv=None):
             extra = [repetition.obs_stats]
     except (KeyError, RuntimeError) as e:
         fail(f"run: {flags.run}'s model does not fit its config.json ({type(e).__name__})")
-    returns, decisions, seed = [], [], args.seed
+    returns, seed = [], args.seed
     for episode in range(flags.episodes):
         args.seed = seed + episode  # evaluate() starts its episode i from seed + 10,000 + i
         result = module.evaluate(args, (env, repetition), agent, obs_rms, *extra)
-        returns.append(result[0] if isinstance(result, tuple) else result)  # figar_ppo's: (return, decisions)
-        decisions.append(result[1] if isinstance(result, tuple) else None)
-        per_episode = f", {decisions[-1]:.0f} decisions" if decisions[-1] is not None else ""
-        print(f"episode {episode + 1}: return {returns[-1]:.1f}{per_episode}", flush=True)
+        decisions = ""
+        if isinstance(result, tuple):  # figar_ppo's: (return, decisions)
+            result, decisions = result[0], f", {result[1]:.0f} decisions"
+        returns.append(result)
+        print(f"episode {episode + 1}: return {returns[-1]:.1f}{decisions}", flush=True)
     setting = args.noise or "deterministic"
     without_cost = " (without the switch cost)" if getattr(args, "switch_cost", 0) else ""
     print(f"{args.method} on {args.env_id} at δ = {args.dt:g} s ({setting}{', hold penalty' * args.hold_penalty}): "
