@@ -280,7 +280,7 @@ def main(argv=None):
             for name, values in seen:
                 if not np.isfinite(values).all():  # it would reach the memory, then every network
                     bookkeeping.env_failed(f"{name}: not finite", f"row {counters['row'] + 1}")
-            # cut by the time limit: tells nothing of V(s'), weight 0 (offline_agent.py)
+            # cut by the time limit: weight 0 in the loss, as offline_agent.py computes it
             cut = truncated & ~terminated
             memory.add(obs, actions, rewards, next_obs, terminated, 1.0 - cut)
             obs = after

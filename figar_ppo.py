@@ -53,9 +53,9 @@ class DurativeRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
         if max_t == math.inf:
             raise ValueError("max_t: a duration t = u·max_t needs a finite max_t, got inf")
         self.max_t = max_t
-        self.max_steps = math.floor(max_t / self.dt + 1e-9)  # K, the longest hold in whole δ-steps
-        if not (isinstance(min_steps, int) and 1 <= min_steps <= max(1, self.max_steps)):
-            raise ValueError(f"min_steps: whole δ-steps from 1 to max_t/δ = {self.max_steps}, "
+        self.longest_hold = math.floor(max_t / self.dt + 1e-9)  # K, in whole δ-steps
+        if not (isinstance(min_steps, int) and 1 <= min_steps <= max(1, self.longest_hold)):
+            raise ValueError(f"min_steps: whole δ-steps from 1 to max_t/δ = {self.longest_hold}, "
                              f"got {min_steps!r}")
         if tacos_map and not limit_t:
             raise ValueError("tacos_map: TaCoS's holds end at max_t; it takes limit_t=True")
@@ -63,7 +63,7 @@ class DurativeRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self.tacos_map = tacos_map
         one_step = limit_t and max_t <= self.dt * (1 + 1e-9)
         if tacos_map:  # whole δ-steps up to K
-            one_step = self.max_steps <= 1
+            one_step = self.longest_hold <= 1
         if one_step:
             warnings.warn(f"max_t = {max_t} s holds one δ-step of {self.dt} s at most: "
                           "no action can be repeated", stacklevel=2)
@@ -90,7 +90,7 @@ class DurativeRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
         u = (min(max(action[-1], -1.0), self.action_space.high[-1]) + 1) / 2
         a = action[:-1]
         if self.tacos_map:  # TaCoS: ⌊K_MIN + (K − K_MIN)·u⌋ δ-steps, floored once
-            steps = math.floor(self.min_steps + (self.max_steps - self.min_steps) * u)
+            steps = math.floor(self.min_steps + (self.longest_hold - self.min_steps) * u)
         else:  # FiGAR-C: ⌈t/δ⌉ with t = u·t_max, at least K_MIN
             steps = max(self.min_steps, math.ceil(u * self.max_t / self.dt - 1e-9))
         R = 0.0  # Σ_k γ_δ^k r_k
