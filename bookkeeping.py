@@ -362,10 +362,13 @@ def open_run(args, argv, script, learner, config, rng=None):
         if others:
             fail(f"--run-name: {run_dir} holds files that are not a run's ({', '.join(others[:3])}); choose "
                  "another --run-name or --log-dir")
-    if (os.path.exists(progress) or os.path.exists(checkpoint)) and not args.resume:
+    if os.path.exists(checkpoint) and not args.resume:
         fail(f"--run-name: {run_dir} exists{as_it_stands(run_dir, script)}; pass --resume to continue it (with a "
              "larger budget to train it further; a --physical-time run with its --run-name) or choose another "
              "--run-name")
+    if os.path.exists(progress) and not args.resume:  # a committed run in a clone: rows, no state to go on from
+        fail(f"--run-name: {run_dir} exists without a checkpoint.pt to train further from"
+             f"{as_it_stands(run_dir, script)}; choose another --run-name or --log-dir")
     try:
         os.makedirs(run_dir, exist_ok=True)
         fcntl.flock(os.open(run_dir, os.O_RDONLY), fcntl.LOCK_EX | fcntl.LOCK_NB)  # held until the process ends
@@ -476,8 +479,8 @@ def take_own_values(args, made, given):
 
 
 def as_it_stands(run_dir, script):
-    """", finished: 4,096 decisions reach --total-steps 4,096" or ", unfinished at 2,048 decisions", or "" if
-    its files cannot tell."""
+    """", finished by its own budget: 4,096 decisions reach --total-steps 4,096" or ", unfinished at 2,048
+    decisions", or "" if its files cannot tell."""
     try:
         last = ([""] + Path(run_dir, "progress.csv").read_text().split("\n")[1:-1])[-1].split(",")
         made = json.loads(Path(run_dir, "config.json").read_text())
@@ -486,7 +489,7 @@ def as_it_stands(run_dir, script):
     except (OSError, ValueError, IndexError, KeyError, TypeError, AttributeError):
         return ""
     if finished(args, done, physical):
-        return f", finished: {spent(args, script, done, physical)}"
+        return f", finished by its own budget: {spent(args, script, done, physical)}"
     return f", unfinished at {done:,} {script.unit}"
 
 

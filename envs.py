@@ -100,8 +100,8 @@ def resolve_dt(env_id, dt=None):
                 return float(dt)
         except (TypeError, ValueError):
             pass
-        raise ValueError(f"dt: {env_id} has no dt of its own; give the seconds one of its steps stands for, e.g. "
-                         f"0.01 (t_max = 0.05 s then repeats an action up to 5 steps)"
+        raise ValueError(f"dt: {env_id} has no dt of its own; give the seconds one of its steps stands for, "
+                         "e.g. 0.01"
                          + ("" if dt is None else f", got {dt!r}"))
     if dt is None:
         return dt0

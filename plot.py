@@ -1132,6 +1132,8 @@ def table(groups, score=final_return, what="final return"):
         steps = min(int(c["decision_steps"][-1]) for _, c, _ in runs)
         wall = np.mean([c["wall_time_s"][-1] / 60 for _, c, _ in runs])
         final = f"{mean:.1f} ± {ci:.1f}" if len(runs) > 1 else f"{mean:.1f} (one seed)"
+        if np.isnan(mean):  # no episode ended in the window (a short DAU run)
+            final = "– (no episode ended)"
         lines.append(f"| {env_id} | {setting} | {method} | {dt:g} | {len(runs)} | {steps:,} | "
                      f"{final} | {rate:.1f} | {wall:.1f} |")
     return "\n".join(lines)
@@ -1210,8 +1212,10 @@ def runs_table(groups, score=final_return, what="final return"):
     lines = [f"| run | decisions | physical s | {what} | wall time (min) |", "|---|---|---|---|---|"]
     for key, runs in sorted(groups.items()):
         for _, columns, folder in sorted(runs, key=lambda r: r[0]["seed"]):
+            value = score(columns)
+            shown = "– (no episode ended)" if np.isnan(value) else f"{value:.1f}"
             lines.append(f"| {os.path.basename(folder)} | {int(columns['decision_steps'][-1]):,} | "
-                         f"{columns['physical_time_s'][-1]:.0f} | {score(columns):.1f} | "
+                         f"{columns['physical_time_s'][-1]:.0f} | {shown} | "
                          f"{columns['wall_time_s'][-1] / 60:.1f} |")
     return "\n".join(lines)
 

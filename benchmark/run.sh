@@ -12,6 +12,11 @@ if [ $# -gt 1 ]; then  # a figure script passes its own arguments: [workers], or
   exit 2
 fi
 workers=${1-2}  # given empty, it is bad input, not the default
+if [ "$workers" = --list ]; then  # called by hand with a run list's flag
+  echo "run.sh: error: --list is a run list's flag (bash benchmark/<list>.sh --list); run.sh takes" \
+    "[workers] and runs the commands on its stdin" >&2
+  exit 2
+fi
 if [[ $workers == -* ]]; then  # a run list's other flags (--help) reach here: its usage, and nothing runs
   echo "run.sh: error: a run list takes [workers] (1 to 9999, default 2) or --list, got '$workers'" >&2
   exit 2

@@ -139,6 +139,13 @@ def test_animate_refuses_a_model_of_another_run_than_config_json_in_one_line(fol
                                                 str(tmp_path / "a.gif")]), named, capsys)
 
 
+def test_animate_without_frame_s_takes_the_multiple_of_delta_nearest_50_ms(tmp_path, capsys):
+    run = os.path.join(ROOT, "results", "runs_1m", "Hopper-v5__figar__dt0.008__s1")  # the docstring's example
+    animate.main(["--run", run, "--out", str(tmp_path / "a.gif"), "--max-frames", "2", "--width", "64",
+                  "--height", "64"])
+    assert f"{tmp_path / 'a.gif'}: 2 frames, 48 ms each" in capsys.readouterr().out
+
+
 def test_animate_names_a_frame_time_the_runs_delta_divides(model_run, tmp_path, capsys):
     exits_2_with_one_line(lambda: animate.main(["--run", str(model_run), "--frame-s", "0.0203", "--out",
                                                 str(tmp_path / "a.gif")]), "say --frame-s 0.02", capsys)

@@ -77,6 +77,12 @@ def test_a_run_lists_help_says_its_usage_in_one_line_and_runs_and_draws_nothing(
     assert "start:" not in result.stdout and not (tmp_path / "drawn").exists()
 
 
+def test_run_sh_given_a_run_lists_list_flag_says_whose_flag_it_is_and_runs_nothing(tmp_path):
+    result = run_sh(["--list"], f"touch {tmp_path / 'ran'}\n")
+    assert result.returncode == 2 and result.stderr.count("\n") == 1 and "--list is a run list's flag" in result.stderr
+    assert not (tmp_path / "ran").exists()
+
+
 def test_run_sh_exits_non_zero_when_a_command_failed_and_runs_the_others():
     result = run_sh(["2"], "true\nfalse\n\ntrue\n")
     assert result.returncode != 0 and result.stdout.count("done:") == 2 and "FAILED: false" in result.stdout

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import plot
-from tests.helpers import ROOT, fake_run
+from tests.helpers import ROOT, fake_run, train
 
 
 def test_plot_groups_seeds_and_skips_bad_runs_tables_give_the_t_interval(tmp_path, capsys):
@@ -507,3 +507,11 @@ def test_a_run_without_a_training_return_in_its_last_10_percent_is_named_where_i
     assert err.count("\n") == 1 and f"no training return in the last 10% of {tmp_path / 'quiet__s2'}:" in err
     assert "late__s1" not in err
     assert "| quiet__s2 | 1,000 | 20 | 60.0 |" in out  # the number is unchanged: its last one, named
+
+
+def test_a_run_in_which_no_episode_ended_reads_as_a_dash_not_nan(tmp_path, capsys):
+    train("dau.py", tmp_path, "--env-id", "Pendulum-v1", "--physical-time", "2", "--num-envs", "2", "--train-every",
+          "5", "--gradient-steps", "1", "--batch-size", "8", name="Pendulum-v1__dau__dt0.05__s1")  # 10 s episodes
+    plot.main([str(tmp_path), "--table"])
+    said = capsys.readouterr().out
+    assert "– (no episode ended)" in said and "nan" not in said

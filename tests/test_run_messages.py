@@ -159,11 +159,21 @@ def test_a_non_finite_observation_at_the_first_reset_is_one_line_naming_the_obse
     assert "the environment failed in update 1 (observation: not finite" in result.stderr
 
 
+def test_a_run_without_its_checkpoint_is_not_sent_to_resume_it_cannot_do(tmp_path):
+    flags = ["--total-steps", "256", *tiny("sar_ppo.py")]
+    assert run("sar_ppo.py", tmp_path, *flags).returncode == 0
+    (tmp_path / "run" / "checkpoint.pt").unlink()  # as a committed run in a clone
+    again = run("sar_ppo.py", tmp_path, "--total-steps", "512", *flags[2:])
+    assert again.returncode == 2 and again.stderr.count("\n") == 1 and "--resume" not in again.stderr
+    assert "exists without a checkpoint.pt to train further from, finished by its own budget" in again.stderr
+
+
 def test_a_tiny_run_resumed_without_a_budget_keeps_its_own_and_a_fresh_start_says_it_is_finished(tmp_path):
     flags = tiny("figar_ppo.py")
     assert run("figar_ppo.py", tmp_path, "--total-steps", "256", *flags).returncode == 0
     again = run("figar_ppo.py", tmp_path, *flags)  # the plain command: refused, saying why
-    assert again.returncode == 2 and "exists, finished: 256 decisions reach --total-steps 256" in again.stderr
+    assert again.returncode == 2
+    assert "exists, finished by its own budget: 256 decisions reach --total-steps 256" in again.stderr
     assert "--resume to continue it (with a larger budget to train it further" in again.stderr
     resumed = run("figar_ppo.py", tmp_path, *flags, "--resume")  # no budget given: the run's own, not 1,000,000
     assert resumed.returncode == 0 and "is finished: 256 decisions reach --total-steps 256" in resumed.stdout

@@ -1,6 +1,7 @@
 """tools/, what a user runs on their own runs: status.py and grid_hours.py read command lists,
 check_reproducible.py and evaluate.py remake or roll out a run from its config.json, animate.py renders an
 episode, first_reach.py reads when runs first reach a return; each refuses bad input in one line."""
+import fcntl
 import io
 import json
 import os
@@ -38,6 +39,21 @@ def test_status_tells_finished_unfinished_and_not_started_runs_of_a_figure_scrip
     with pytest.raises(SystemExit) as exit_info:
         status.main([])
     assert exit_info.value.code == 2 and "not a command of sar_ppo.py" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/locks"), reason="reads the locks Linux lists")
+def test_status_tells_a_run_training_now_from_one_to_resume(tiny_run, tmp_path, monkeypatch, capsys):
+    shutil.copytree(tiny_run, tmp_path / "half")
+    command = f"python sar_ppo.py {' '.join(TINY)} --total-steps 1024 --log-dir {tmp_path} --run-name half --resume\n"
+    folder = os.open(tmp_path / "half", os.O_RDONLY)
+    fcntl.flock(folder, fcntl.LOCK_EX | fcntl.LOCK_NB)  # as a training script holds its run folder
+    monkeypatch.setattr(sys, "stdin", io.StringIO(command))
+    status.main([])
+    assert f"  {tmp_path / 'half'} at 512 decisions (training now)" in capsys.readouterr().out.splitlines()
+    os.close(folder)  # the lock goes with it: resumable again
+    monkeypatch.setattr(sys, "stdin", io.StringIO(command))
+    status.main([])
+    assert f"  {tmp_path / 'half'} at 512 decisions (checkpoint.pt)" in capsys.readouterr().out.splitlines()
 
 
 def test_status_tells_a_run_made_with_other_flags_from_a_finished_one(tiny_run, capsys, monkeypatch):
@@ -209,6 +225,12 @@ def test_same_policy_across_dt_refuses_a_run_trained_under_noise_or_a_hold_penal
 
 
 RUNS_1M = os.path.join(ROOT, "results", "runs_1m")
+
+
+def test_evaluate_and_animate_say_a_missing_folder_is_not_a_run_folder(tmp_path, capsys):
+    exits_2_with_one_line(lambda: evaluate.main([str(tmp_path / "nope")]), "is not a run folder", capsys)
+    exits_2_with_one_line(lambda: animate.main(["--run", str(tmp_path / "nope"), "--out", str(tmp_path / "a.gif")]),
+                          "is not a run folder", capsys)
 
 
 @pytest.mark.parametrize("folder,file,source,named", [

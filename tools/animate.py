@@ -14,7 +14,8 @@ draw, is refused in one line. The env is built as the run's own script builds it
 stochastic setting, the hold penalty, the repetition), and the policy acts as in the scripts' evaluation: its
 mean action (ARP-PPO: μ(s), without the AR noise; DAU: π(s), without the OU noise), every statistic frozen.
 The GIF's directory is made if need be. A frame is rendered every --frame-s seconds of physical time (a multiple
-of δ) beneath the repetition, so frames fall inside repetitions as well as at their ends.
+of δ; by default 0.05 s, or the multiple of δ nearest it) beneath the repetition, so frames fall inside repetitions
+as well as at their ends.
 Drawn on each frame: the physical time, the decisions made so far and since the previous frame and, for SAR and
 FiGAR-C (whose decisions repeat an action over several δ-steps), the repetition in force (its length in ms and
 in δ-steps, known once the episode is over) and a strip of the last 0.5 s in which each decision is a block as
@@ -59,9 +60,10 @@ import sar_ppo  # noqa: E402
 import sar_trpo  # noqa: E402
 from tools import check_reproducible, evaluate, status  # noqa: E402 - a run's flags, its script, its saved file
 
-DEFAULTS = {"run": os.path.join("results", "runs_1m", "Hopper-v5__sar__dt0.0005__s3"), "frame_s": 0.05,
+DEFAULTS = {"run": os.path.join("results", "runs_1m", "Hopper-v5__sar__dt0.0005__s3"), "frame_s": None,
             "slow_motion": 1.0, "max_frames": 300, "width": 480, "height": 360, "seed": 0, "colors": 64}
 COMMITTED = os.path.join("results", "figures", "hopper_sar_0.5ms.gif")
+FRAME_S = 0.05  # without --frame-s, a frame every multiple of δ nearest FRAME_S seconds
 STRIP_S = 0.5  # the decision strip shows the last STRIP_S seconds
 BLOCK_COLOURS = ((230, 97, 1), (253, 184, 99))  # alternate, so that neighbouring decisions part
 # The cart-poles' own cameras put the pole under the frame's text: (height looked at, distance), from 10° above
@@ -321,7 +323,8 @@ def main(argv=None):
                    help=f"the GIF file to write, its directory made if need be (default {COMMITTED}; required with any "
                         "non-default flag)")
     p.add_argument("--frame-s", type=within(float, 0, 10, open_low=True), default=DEFAULTS["frame_s"],
-                   help="physical seconds between frames, a multiple of the run's δ (default 0.05)")
+                   help="physical seconds between frames, a multiple of the run's δ (default: the multiple "
+                        f"nearest {FRAME_S:g}, {FRAME_S:g} itself where δ divides it)")
     p.add_argument("--slow-motion", type=within(float, 0, 1000, open_low=True), default=DEFAULTS["slow_motion"],
                    help="playback time per physical time (default 1: real time)")
     p.add_argument("--max-frames", type=within(int, 2, 10_000), default=DEFAULTS["max_frames"],
@@ -341,9 +344,6 @@ def main(argv=None):
         args.out = os.path.join(ROOT, COMMITTED)
     elif changed and promises.same_file(args.out, os.path.join(ROOT, COMMITTED)):
         fail(f"--out: {COMMITTED} is made with the defaults only; write elsewhere")
-    if round(args.frame_s * args.slow_motion * 1000) < 10:  # a GIF's frame time is in hundredths of a second
-        fail(f"--slow-motion: {args.slow_motion:g} × --frame-s {args.frame_s:g} s gives frames under 10 ms, "
-             "shorter than a GIF can show")
     if not args.out.endswith(".gif"):
         fail(f"--out: must end in .gif, got {args.out}")
     promises.check_writable("--out", args.out)  # its folder is made when the GIF is written
@@ -351,9 +351,16 @@ def main(argv=None):
     torch.set_num_threads(1)  # one small policy: a thread is enough, and leaves the other cores to training runs
     module, trained, state = load(run)
     dt = trained.dt
+    if args.frame_s is None:  # the default: FRAME_S, or the multiple of δ nearest it
+        args.frame_s = FRAME_S
+        if abs(FRAME_S / dt - round(FRAME_S / dt)) > 1e-6:
+            args.frame_s = max(round(FRAME_S / dt), 1) * dt
     if abs(args.frame_s / dt - round(args.frame_s / dt)) > 1e-6 or round(args.frame_s / dt) < 1:
         fail(f"--frame-s: {args.frame_s:g} is not a multiple of the run's δ = {dt:g} s; "
              f"say --frame-s {max(round(args.frame_s / dt), 1) * dt:g}")
+    if round(args.frame_s * args.slow_motion * 1000) < 10:  # a GIF's frame time is in hundredths of a second
+        fail(f"--slow-motion: {args.slow_motion:g} × --frame-s {args.frame_s:g} s gives frames under 10 ms, "
+             "shorter than a GIF can show")
     title = title_of(trained, state)
     try:
         frames, decisions, episode_return, done = rollout(module, trained, state, args)

@@ -71,6 +71,8 @@ def other_run(state, config):
 
 def load(run):
     """(script module, the run's flags as the script parsed them, the saved state), or one line and exit 2."""
+    if not os.path.isdir(run):
+        fail(f"run: {run} is not a run folder")
     try:
         with open(os.path.join(run, "config.json")) as f:
             config = json.load(f)

@@ -8,7 +8,8 @@ Reads the commands on stdin (`python sar_ppo.py ...`, or of figar_ppo.py, sar_tr
 dau.py, one per line, run from the project's folder as the figure scripts do), finds each one's run folder with the
 script's own flag parsing, and compares the last whole row of its progress.csv with its --total-steps (dau.py: the
 transitions of its --physical-time). An unfinished run
-can be resumed only if it has a checkpoint.pt (shown). A run with rows whose config.json holds other flags
+can be resumed only if it has a checkpoint.pt (shown), unless a process is training it now (shown instead: read
+from the lock its script holds, on Linux). A run with rows whose config.json holds other flags
 than the command's (say --max-kl) is "made with other flags": the command would refuse to resume it. The
 figure scripts call it with --check before drawing, so that no figure is drawn from an incomplete set of runs.
 """
@@ -96,6 +97,25 @@ def status(command):
     return ("finished" if done else "unfinished"), folder, decisions
 
 
+def locked_folders():
+    """The (device, inode) of every folder a process holds a lock on, as a training script holds its run folder's
+    while it trains (Linux's /proc/locks, read only; elsewhere none is known)."""
+    try:
+        lines = Path("/proc/locks").read_text().splitlines()
+    except OSError:
+        return set()
+    return {field for line in lines for field in line.split() if field.count(":") == 2}
+
+
+def training_now(folder, locked):
+    """Whether a process is training the run in `folder` now (it holds the folder's lock)."""
+    try:
+        st = os.stat(folder)
+    except OSError:
+        return False
+    return f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}" in locked
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.error = fail
@@ -105,10 +125,13 @@ def main(argv=None):
     args = p.parse_args(argv)
     verbose = args.verbose
     found = {"finished": [], "unfinished": [], "not started": [], "made with other flags": []}
+    locked = locked_folders()
     for line in sys.stdin:  # a bad line stops it before anything is printed
         if line.strip():
             state, folder, decisions = status(line)
             resumable = " (checkpoint.pt)" if os.path.exists(os.path.join(folder, "checkpoint.pt")) else ""
+            if state == "unfinished" and training_now(folder, locked):
+                resumable = " (training now)"
             folder = os.path.relpath(folder, ROOT) if folder.startswith(ROOT + os.sep) else folder
             found[state].append(f"{folder} at {decisions:,} decisions{resumable}" if state == "unfinished" else folder)
     if not any(found.values()):
