@@ -4,7 +4,7 @@ The policy picks an action a and a duration t ∈ [0, max_t]; a is repeated for 
 (at least one), blind to what the state does meanwhile. The paper's main baseline for SAR-PPO:
 run `diff sar_ppo.py figar_ppo.py` to see everything in which the two methods differ; TaCoS-PPO's
 four flags (--switch-cost, --min-steps, --duration-map, --time-feature; Treven et al., 2024, not
-in the paper) are in that diff too.
+in the paper) are in that diff too. With --a2c, FiGAR-C-A2C: A2C's update instead of PPO's (App. D).
 
     python figar_ppo.py --env-id InvertedPendulum-v5 --dt lowest --seed 1
 """

@@ -3,7 +3,7 @@
 The policy picks an action a and a safe-region radius d; a is repeated every δ seconds while the
 state stays in the safe region Δ(s, s_i) ≤ d (eq. 6). Also the paper's baselines on the same code
 path: plain PPO at δ (--no-repeat), PPO (scaled) (--no-repeat --scale-lr) and λ-SAR (--lambda-dt
-0.5, eq. 8).
+0.5, eq. 8); with --a2c, each on A2C's update instead of PPO's (App. D).
 
     python sar_ppo.py --env-id InvertedPendulum-v5 --dt lowest --seed 1
 """
