@@ -324,7 +324,7 @@ def main(argv=None):
                         "non-default flag)")
     p.add_argument("--frame-s", type=within(float, 0, 10, open_low=True), default=DEFAULTS["frame_s"],
                    help="physical seconds between frames, a multiple of the run's δ (default: the multiple "
-                        f"nearest {FRAME_S:g}, {FRAME_S:g} itself where δ divides it)")
+                        f"nearest {FRAME_S:g})")
     p.add_argument("--slow-motion", type=within(float, 0, 1000, open_low=True), default=DEFAULTS["slow_motion"],
                    help="playback time per physical time (default 1: real time)")
     p.add_argument("--max-frames", type=within(int, 2, 10_000), default=DEFAULTS["max_frames"],
@@ -351,10 +351,8 @@ def main(argv=None):
     torch.set_num_threads(1)  # one small policy: a thread is enough, and leaves the other cores to training runs
     module, trained, state = load(run)
     dt = trained.dt
-    if args.frame_s is None:  # the default: FRAME_S, or the multiple of δ nearest it
-        args.frame_s = FRAME_S
-        if abs(FRAME_S / dt - round(FRAME_S / dt)) > 1e-6:
-            args.frame_s = max(round(FRAME_S / dt), 1) * dt
+    if args.frame_s is None:  # the default: the multiple of δ nearest FRAME_S
+        args.frame_s = max(round(FRAME_S / dt), 1) * dt
     if abs(args.frame_s / dt - round(args.frame_s / dt)) > 1e-6 or round(args.frame_s / dt) < 1:
         fail(f"--frame-s: {args.frame_s:g} is not a multiple of the run's δ = {dt:g} s; "
              f"say --frame-s {max(round(args.frame_s / dt), 1) * dt:g}")

@@ -98,7 +98,7 @@ def status(command):
 
 
 def locked_folders():
-    """The (device, inode) of every folder a process holds a lock on, as a training script holds its run folder's
+    """"major:minor:inode" of every file a process holds a lock on, as a training script holds its run folder's
     while it trains (Linux's /proc/locks, read only; elsewhere none is known)."""
     try:
         lines = Path("/proc/locks").read_text().splitlines()
