@@ -1019,6 +1019,16 @@ def decisions_per_episode(columns, fraction=0.1, episodes_at_least=20):
     return float(done_steps / ended) if ended > 0 else math.nan
 
 
+def final_hold(columns, fraction=0.1):
+    """Mean hold per decision (s) over the last `fraction` of the run's decisions: the physical time over the
+    decisions made there, counted from the row `decisions_per_episode` counts from."""
+    steps, time = columns["decision_steps"], columns["physical_time_s"]
+    before = int(np.searchsorted(steps, steps[-1] * (1 - fraction))) - 1
+    if before < 0:  # from the run's start
+        return float(time[-1] / steps[-1])
+    return float((time[-1] - time[before]) / (steps[-1] - steps[before]))
+
+
 def tacos_cost(cell):
     """The cell's switch cost c: the largest of its TaCoS-PPO runs' --switch-cost."""
     return max(config.get("switch_cost", 0.0) for method, runs in cell.items() for config, _, _ in runs
@@ -1026,12 +1036,12 @@ def tacos_cost(cell):
 
 
 def tacos_table(groups):
-    """Markdown: per task, setting and δ, each method's final return (the last 10% of its decisions), decisions per
-    episode, and return − c·decisions with the cell's TaCoS cost c (what TaCoS optimises, charged to every
+    """Markdown: per task, setting and δ, each method's final return (the last 10% of its decisions), mean hold,
+    decisions per episode, and return − c·decisions with the cell's TaCoS cost c (what TaCoS optimises, charged to every
     method); mean [min, max] (seeds). Then SAR-PPO against each TaCoS-PPO by the one rule, on the return and on
     return − c·decisions."""
-    lines = ["| task | setting | δ (ms) | method | final return | decisions per episode | return − c·decisions |",
-             "|---|---|---|---|---|---|---|"]
+    lines = ["| task | setting | δ (ms) | method | final return | mean hold (ms) | decisions per episode "
+             "| return − c·decisions |", "|---|---|---|---|---|---|---|---|"]
     verdicts = []
     for (env_id, setting, dt), cell in tacos_cells(groups).items():
         cost = tacos_cost(cell)
@@ -1040,8 +1050,9 @@ def tacos_table(groups):
             returns = finals(cell[method])
             decisions = finals(cell[method], decisions_per_episode)
             net[method] = [r - cost * d for r, d in zip(returns, decisions) if not math.isnan(r + d)]
+            holds = [1000 * hold for hold in finals(cell[method], final_hold)]
             lines.append(f"| {env_id} | {setting} | {dt * 1000:g} | {method} | {range_cell(returns)} | "
-                         f"{range_cell([d for d in decisions if not math.isnan(d)])} | "
+                         f"{range_cell(holds)} | {range_cell([d for d in decisions if not math.isnan(d)])} | "
                          f"{range_cell(net[method])} (c = {cost:g}) |")
             if method.startswith("TaCoS-PPO") and "SAR-PPO" in cell:
                 by_return = verdict(finals(cell["SAR-PPO"]), returns)

@@ -4,7 +4,7 @@
 # - HalfCheetah-v5 at 2 ms, TaCoS's own setting (δ0 50 ms divided by 25; t_max = δ0 = 0.05 s): TaCoS-PPO with
 #   its c = 2 and with c = 0, 300,000 decisions;
 # - Hopper-v5 at 0.5 ms, t_max 0.05 s (SAR's and FiGAR-C's cap): c = 40/s · δ0 = 0.32 (the rule that gives
-#   HalfCheetah's 2 = 40/s · 50 ms: a cost per second of δ0-steps) and c = 0; 500,000 decisions deterministic,
+#   HalfCheetah's 2 = 40/s · 50 ms: 40 a second of deciding at δ0's pace) and c = 0; 500,000 decisions deterministic,
 #   300,000 under the force (Fig. 5's).
 # SAR-PPO and FiGAR-C-PPO are the committed runs of Fig. 3 and Fig. 5 (the same commands: finished, they exit).
 #   bash benchmark/tacos.sh [workers]     run locally (default 2 workers), resumable

@@ -131,10 +131,10 @@ def test_the_tacos_table_charges_every_method_c_per_decision_and_compares_sar_bo
     assert list(rows) == ["SAR-PPO", "FiGAR-C-PPO", "TaCoS-PPO (c=0)", "TaCoS-PPO (c=0.32)"]
     # SAR-PPO: 1001, 1002 at 50 decisions an episode: 1001 − 0.32·50 = 985 and 986
     assert rows["SAR-PPO"] == ("| Hopper-v5 | deterministic | 0.5 | SAR-PPO | 1001.5 [1001.0, 1002.0] (2) | "
-                               "50.0 [50.0, 50.0] (2) | 985.5 [985.0, 986.0] (2) (c = 0.32) |")
+                               "5.0 [5.0, 5.0] (2) | 50.0 [50.0, 50.0] (2) | 985.5 [985.0, 986.0] (2) (c = 0.32) |")
     # TaCoS-PPO (c=0.32): 1011, 1012 at 10 decisions: 1011 − 3.2 = 1007.8 and 1008.8
-    assert "| 1011.5 [1011.0, 1012.0] (2) | 10.0 [10.0, 10.0] (2) | 1008.3 [1007.8, 1008.8] (2)" in rows[
-        "TaCoS-PPO (c=0.32)"]
+    tacos = "| 1011.5 [1011.0, 1012.0] (2) | 5.0 [5.0, 5.0] (2) | 10.0 [10.0, 10.0] (2) | 1008.3 [1007.8, 1008.8] (2)"
+    assert tacos in rows["TaCoS-PPO (c=0.32)"]
     verdicts = [line for line in table.splitlines() if line.startswith("- ")]
     assert "- Hopper-v5, deterministic, 0.5 ms: SAR-PPO against TaCoS-PPO (c=0.32): by the return not; by return " \
            "− 0.32·decisions not" in verdicts
@@ -146,6 +146,16 @@ def test_the_tacos_table_charges_every_method_c_per_decision_and_compares_sar_bo
     plot.plt.close(fig)
     assert plot.main([str(tmp_path), "--variants", "--kinds", "tacos", "--out", str(tmp_path / "figures")]) == 0
     assert (tmp_path / "figures" / "tacos_return_vs_decisions.png").exists()
+
+
+def test_the_tacos_tables_mean_hold_is_the_last_tenths_physical_time_over_its_decisions():
+    import numpy as np
+    import plot
+    steps = np.arange(1, 11) * 100.0  # 5 ms a decision up to 800 decisions, then 10 ms: 4 s + 2 s
+    time = np.minimum(steps, 800) * 0.005 + np.maximum(steps - 800, 0) * 0.010
+    assert plot.final_hold({"decision_steps": steps, "physical_time_s": time}) == pytest.approx(0.010)
+    one_row = {"decision_steps": np.array([100.0]), "physical_time_s": np.array([0.5])}
+    assert plot.final_hold(one_row) == pytest.approx(0.005)  # the whole run
 
 
 def test_the_tacos_table_asked_for_without_tacos_runs_says_so_in_one_line(tmp_path, capsys):
