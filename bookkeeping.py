@@ -314,7 +314,10 @@ def say_rows(run, args, num_rows, dt):
     rounded = ""
     if not math.isclose(args.total_steps * dt, args.physical_time):
         rounded = f" (--physical-time {args.physical_time:g} s rounded up to {args.total_steps * dt:g} s)"
-    print(f"{run['dir']}: {args.method}, {num_rows} rows of {args.train_every} steps of {args.num_envs} envs "
+    rows = f"{num_rows} rows"
+    if num_rows == 1:
+        rows = "1 row"
+    print(f"{run['dir']}: {args.method}, {rows} of {args.train_every} steps of {args.num_envs} envs "
           f"and {args.gradient_steps} gradient steps{rounded}", flush=True)
     # the last line's time and row; this session's first row; the last training return shown
     row = run["counters"]["row"]

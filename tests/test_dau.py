@@ -177,11 +177,17 @@ def test_a_short_run_takes_t_over_dt_times_l_over_k_n_gradient_steps_and_logs_it
     assert float(logged[-1]["physical_time_s"]) == pytest.approx(t)
     assert all(r["action_duration_mean_s"] == "0.002" and r["safe_radius_mean"] == r["approx_kl"] == "" for r in logged)
     assert "left 0.0 min" in printed.splitlines()[-1] and "gradient steps/s" in printed
+    assert "DAU, 50 rows of 5 steps of 4 envs and 3 gradient steps" in printed.splitlines()[0]
     state = checkpoint(folder)
     for name in ("critic_optimizer", "actor_optimizer"):
         assert [(g["lr"], g["alpha"]) for g in state[name]["param_groups"]] == [(pytest.approx(1e-1 * dt),
                                                                                    pytest.approx(1 - dt))]
     assert state["config"]["method"] == "DAU" and state["config"]["total_steps"] == 1000
+
+
+def test_a_run_of_one_row_says_1_row(tmp_path):
+    printed = train_in_process(tmp_path, "--physical-time", "0.04", *SMALL)  # 20 transitions: one row of N·K
+    assert "DAU, 1 row of 5 steps of 4 envs" in printed.splitlines()[0]
 
 
 def test_status_calls_the_short_run_finished_and_plot_draws_it(short_run, tmp_path, monkeypatch, capsys):
