@@ -1066,9 +1066,9 @@ def tacos_figure(groups):
     """SAR against TaCoS-PPO: a panel per task and setting, each seed's final return against its decisions per
     episode (the trade-off TaCoS optimises), a colour per method family, TaCoS-PPO's costs as shades."""
     cells = tacos_cells(groups)
-    cols = min(len(cells), PER_FIGURE)
-    rows = math.ceil(len(cells) / PER_FIGURE)
-    fig, axes = plt.subplots(rows, cols, figsize=(max(5.0, 2.9 * cols + 0.6), 2.7 * rows + 1.3), squeeze=False)
+    cols = min(len(cells), 2)  # a task a row: deterministic, then under the force
+    rows = math.ceil(len(cells) / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(max(5.0, 3.2 * cols + 0.6), 2.7 * rows + 1.3), squeeze=False)
     methods = set()
     for ax, ((env_id, setting, dt), cell) in zip(axes.flat, cells.items()):
         tacos = sorted((m for m in cell if m.startswith("TaCoS-PPO")), reverse=True)
@@ -1092,7 +1092,7 @@ def tacos_figure(groups):
         row[0].set_ylabel("final return", fontsize=8)
     handles = [matplotlib.lines.Line2D([], [], marker="o", linestyle="", color=method_color(m, shade), label=m)
                for m, shade in sorted(methods)]
-    fig.legend(handles=handles, loc="lower center", ncol=min(4, len(handles)), fontsize=7, frameon=False)
+    fig.legend(handles=handles, loc="lower center", ncol=min(3, len(handles)), fontsize=7, frameon=False)
     suptitle(fig, "PPO: SAR against TaCoS-PPO, the return against the decisions taken\n"
              "each dot a seed, over its last 10% of decisions")
     fig.tight_layout(rect=(0, 0.5 / fig.get_figheight(), 1, 1))
