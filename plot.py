@@ -1037,9 +1037,9 @@ def tacos_cost(cell):
 
 def tacos_table(groups):
     """Markdown: per task, setting and δ, each method's final return (the last 10% of its decisions), mean hold,
-    decisions per episode, and return − c·decisions with the cell's TaCoS cost c (what TaCoS optimises, charged to every
-    method); mean [min, max] (seeds). Then SAR-PPO against each TaCoS-PPO by the one rule, on the return and on
-    return − c·decisions."""
+    decisions per episode, and return − c·decisions with the cell's TaCoS cost c (what TaCoS optimises, charged
+    to every method); mean [min, max] (seeds). Then SAR-PPO against each TaCoS-PPO by the one rule, on the return
+    and on return − c·decisions."""
     lines = ["| task | setting | δ (ms) | method | final return | mean hold (ms) | decisions per episode "
              "| return − c·decisions |", "|---|---|---|---|---|---|---|---|"]
     verdicts = []
