@@ -38,11 +38,11 @@ class DurativeRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
     with t = u·max_t (at least min_steps), or until the episode ends, blind to the state
     meanwhile. With limit_t=False u is not clipped above, so t can exceed max_t (App. I).
     TaCoS's map (Treven et al., 2024), `tacos_map=True`: k = ⌊K_MIN + (K − K_MIN)·u⌋ δ-steps
-    in whole numbers, K = ⌊max_t/δ⌋, K_MIN = min_steps; `a` reaches the env unclipped. `step`
-    returns R = Σ_k γ_δ^k r_k over its k δ-steps, info["w"] = k and
-    info["undiscounted_reward"] = Σ_k r_k; the env's own info keys are its last δ-step's. One
-    env, not a vector of them. At another δ the env must be the task at δ (γ_δ, r·δ/δ0, its
-    time limit in seconds), as envs.make_env makes it.
+    in whole numbers, K = ⌊max_t/δ⌋, K_MIN = min_steps. Under either map `a` reaches the env
+    unclipped (main clips it). `step` returns R = Σ_k γ_δ^k r_k over its k δ-steps,
+    info["w"] = k and info["undiscounted_reward"] = Σ_k r_k; the env's own info keys are its
+    last δ-step's. One env, not a vector of them. At another δ the env must be the task at δ
+    (γ_δ, r·δ/δ0, its time limit in seconds), as envs.make_env makes it.
     """
 
     def __init__(self, env, max_t=MAX_T, limit_t=True, dt=None, gamma_dt=None, min_steps=1,
