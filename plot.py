@@ -1021,7 +1021,7 @@ def decisions_per_episode(columns, fraction=0.1, episodes_at_least=20):
 
 def final_hold(columns, fraction=0.1):
     """Mean hold per decision (s) over the last `fraction` of the run's decisions: the physical time over the
-    decisions made there, counted from the row `decisions_per_episode` counts from."""
+    decisions made since the last row before that window (the run's start if there is none)."""
     steps, time = columns["decision_steps"], columns["physical_time_s"]
     before = int(np.searchsorted(steps, steps[-1] * (1 - fraction))) - 1
     if before < 0:  # from the run's start
