@@ -40,8 +40,13 @@ offset=${2-0}  # given empty, it is bad input, not the default
 [ "$list" != --list ] || refuse "--list is the figure script's flag: pass the script itself, sbatch --array=1-N benchmark/slurm.sh benchmark/<figure>.sh"
 [[ $list != -* ]] || refuse "unknown option $list; $usage"
 [[ $offset != --* ]] || refuse "unknown option $offset; $usage"
-[[ $offset =~ ^[0-9]{1,9}$ ]] || refuse "offset '$offset' is not a whole number from 0 (the line before the array's first)"
-offset=$((10#$offset))
+[[ $offset =~ ^[0-9]+$ ]] || refuse "offset '$offset' is not a whole number from 0 (the line before the array's first)"
+given=$offset
+if [[ $offset =~ ^0*([0-9]{1,9})$ ]]; then
+  offset=$((10#${BASH_REMATCH[1]}))
+else
+  offset=1000000000  # ten digits or more: past the end of any list, said below with the list's size
+fi
 [ -f "$list" ] && [ -r "$list" ] || refuse "no command list at $list (in $PWD); $usage"
 [ -f sar_ppo.py ] || refuse "submit from the project's folder: $PWD has no sar_ppo.py (or pass sbatch --chdir)"
 task=${SLURM_ARRAY_TASK_ID:-}
@@ -58,7 +63,7 @@ fi
 commands=$(tr -d '\r' <<< "$commands" | grep -v '^[[:space:]]*$' || true)  # a CRLF list too; blank lines are no commands
 n=$(grep -c . <<< "$commands" || true)
 [ "$n" -gt 0 ] || refuse "$list lists no commands"
-[ "$offset" -lt "$n" ] || refuse "offset $offset is past the end of $list, which has $n commands (offsets 0 to $((n - 1)))"
+[ "$offset" -lt "$n" ] || refuse "offset $given is too large: $list has $n commands (offsets 0 to $((n - 1)))"
 if [ "$offset" -eq 0 ]; then
   [ ${#task} -le 9 ] && [ $((10#$task)) -ge 1 ] && [ $((10#$task)) -le "$n" ] ||
     refuse "task $task is out of range: $list has $n commands, 1 to $n (sbatch --array=1-$n)"

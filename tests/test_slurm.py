@@ -76,7 +76,9 @@ def test_slurm_sh_refuses_bad_input_in_one_line_before_any_work(tmp_path, args, 
     (["-1"], "1", "offset '-1' is not a whole number"),
     ([""], "1", "offset '' is not a whole number"),
     (["1e3"], "1", "offset '1e3' is not a whole number"),
-    (["3"], "1", "offset 3 is past the end of {list}, which has 3 commands (offsets 0 to 2)"),
+    (["3"], "1", "offset 3 is too large: {list} has 3 commands (offsets 0 to 2)"),
+    (["99999999999"], "1", "offset 99999999999 is too large: {list} has 3 commands (offsets 0 to 2)"),
+    (["0000000000003"], "1", "offset 0000000000003 is too large: {list} has 3 commands (offsets 0 to 2)"),
     (["1"], "3", "task 3 with offset 1 is out of range: {list} has 3 commands, so offset 1 takes tasks 1 to 2 "
                  "(sbatch --array=1-2)"),
     (["--offset"], "1", "unknown option --offset; usage"),
@@ -93,7 +95,8 @@ def test_slurm_sh_refuses_a_bad_offset_in_one_line_before_any_work(tmp_path, off
 
 def test_slurm_sh_runs_line_offset_plus_task_so_that_a_list_can_be_split_into_arrays(tmp_path):
     (tmp_path / "commands.txt").write_text("".join(f"python -c 'print({k})'\n" for k in range(1, 6)))
-    for offset, task, line in (([], "2", 2), (["0"], "2", 2), (["3"], "1", 4), (["3"], "2", 5), (["003"], "02", 5)):
+    for offset, task, line in (([], "2", 2), (["0"], "2", 2), (["3"], "1", 4), (["3"], "2", 5), (["003"], "02", 5),
+                              (["00000000003"], "2", 5)):
         done = slurm_sh([str(tmp_path / "commands.txt"), *offset], task)
         assert done.returncode == 0 and done.stdout.splitlines()[-1] == str(line), (offset, task, done.stderr)
 
