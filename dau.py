@@ -1,33 +1,29 @@
-"""DAU: Deep Advantage Updating (Tallec, Blier & Ollivier, ICML 2019), the baseline of the paper's
-Fig. 4, in one file.
+"""DAU: Deep Advantage Updating (Tallec, Blier & Ollivier, ICML 2019), the baseline of Fig. 4.
 
 Q-learning whose parts keep their meaning as δ → 0: Q(s, a) = V(s) + δ·A(s, a) with A(s, a) =
 Ā(s, a) − Ā(s, π(s)), one squared TD loss against r + γ_δ·V(s') (no target network), a
-deterministic policy π that climbs Ā(s, π(s)), Ornstein–Uhlenbeck exploration in physical
-time, and RMSprop steps of lr·δ with α = 1 − δ. N envs are stepped together; every K vector
-steps the learner takes L gradient steps on batches drawn from a replay memory.
+deterministic policy π that climbs Ā(s, π(s)), Ornstein–Uhlenbeck exploration in physical time,
+and RMSprop steps of lr·δ with α = 1 − δ. N envs step together; every K vector steps the learner
+takes L gradient steps on batches drawn from a replay memory.
 
-A port of the official `cdau` (github.com/ctallec/continuous-rl, code/:
-critics/off_policy/advantage.py, actors/off_policy/approximate.py,
-agents/off_policy/offline_agent.py, noises/coherent.py, memory/buffer.py), with its README's recipe
-as defaults. Where it departs:
+A port of the official `cdau` (github.com/ctallec/continuous-rl, code/: critics/off_policy/
+advantage.py, actors/off_policy/approximate.py, agents/off_policy/offline_agent.py,
+noises/coherent.py, memory/buffer.py), its README's recipe as defaults. Where it departs:
 - tasks: gymnasium's MuJoCo v5 tasks stepped every δ by envs.make_env (the official MuJoCo entries
   call env constructors stock gym lacks); the budget is physical time, summed over the N envs;
-- reward and discount: the project's r·δ/δ0 and γ_δ = 0.99^(δ/δ0), as for SAR, not the
-  official r·δ and 0.8^δ; the rewards come δ-scaled from envs.py, so r is not multiplied by δ
-  again;
+- reward and discount: the project's r·δ/δ0 (δ-scaled by envs.py: not multiplied by δ again) and
+  γ_δ = 0.99^(δ/δ0), as for SAR, not the official r·δ and 0.8^δ;
 - a transition cut by the time limit has weight 0 in the loss, as the official code intends (it
-  computes the weight, then leaves it out of the critic's loss, so that a cut counts as a
-  termination there);
-- input normalisation as the recipe's --normalize_state (each network's own statistics, updated with
-  every state it is given in training, V's s' aside, as the official target copy's are thrown away),
-  but frozen in evaluation, which the official code also feeds them; --no-input-norm turns it off,
-  as in the runs made before it existed (method "DAU (no normalisation)", run names __dau__);
-- the first learning comes after K vector steps, then every K (the official: after vector steps 19,
-  29, …).
+  computes the weight, then leaves it out of the critic's loss);
+- input normalisation as the recipe's --normalize_state, but frozen in evaluation (the official
+  code feeds it the evaluation's states too); --no-input-norm turns it off, as in the runs made
+  before it existed (method "DAU (no normalisation)", run names __dau__);
+- the first learning comes after K vector steps, then every K (the official: after 19, 29, …).
 
     python dau.py --env-id InvertedPendulum-v5 --dt lowest --physical-time 200
 """
+import glob
+import json
 import math
 import os
 import time
@@ -43,8 +39,7 @@ from bookkeeping import fail, within
 
 # ---------------------------------------------------------------- the networks
 def mlp(inputs, outputs, hidden=256):
-    """2 × 256, each hidden layer Linear → LayerNorm → ReLU, the last bias zero (the official
-    models.py MLP)."""
+    """2 × 256, each hidden layer Linear → LayerNorm → ReLU, the last bias zero (models.py MLP)."""
     last = nn.Linear(hidden, outputs)
     nn.init.zeros_(last.bias)
     return nn.Sequential(nn.Linear(inputs, hidden), nn.LayerNorm(hidden), nn.ReLU(),
@@ -52,10 +47,9 @@ def mlp(inputs, outputs, hidden=256):
 
 
 class InputNormalizer(nn.Module):
-    """s ↦ (s − mean)/std over the states its network has been given (official models.py
-    CustomBN, the recipe's --normalize_state): a batch is normalised with the statistics before
-    it, then joins them unless update=False; std ≥ 0.1. Frozen while the agent is in eval mode;
-    with on=False it passes states through."""
+    """s ↦ (s − mean)/std, std ≥ 0.1, over the states its network was given (models.py CustomBN):
+    a batch is normalised with the statistics before it, then joins them unless update=False.
+    Frozen in eval mode; with on=False it passes states through."""
 
     def __init__(self, dim, on):
         super().__init__()
@@ -80,9 +74,8 @@ class InputNormalizer(nn.Module):
 
 
 class Agent(nn.Module):
-    """V(s), Ā(s, a) and the policy π(s) = tanh(MLP(s)) in [-1, 1]; the env gets π's action
-    scaled to its bounds. Each network normalises its state input with statistics of its own
-    (official NormalizedMLP)."""
+    """V(s), Ā(s, a) and the policy π(s) = tanh(MLP(s)) in [-1, 1], each network normalising its
+    state input with statistics of its own (NormalizedMLP)."""
 
     def __init__(self, obs_dim, action_dim, normalize=True):
         super().__init__()
@@ -100,7 +93,8 @@ class Agent(nn.Module):
         return self.value(self.value_inputs(obs, update)).squeeze(1)
 
     def advantage_raw_of(self, obs, actions):  # Ā(s, a)
-        return self.advantage_raw(torch.cat([self.advantage_inputs(obs), actions], 1)).squeeze(1)
+        inputs = torch.cat([self.advantage_inputs(obs), actions], 1)
+        return self.advantage_raw(inputs).squeeze(1)
 
     def advantage(self, obs, actions, policy_actions):
         """A(s, a) = Ā(s, a) − Ā(s, π(s)): zero at a = π(s) for any Ā, so V is the value of
@@ -110,10 +104,9 @@ class Agent(nn.Module):
 
 
 def make_optimizers(agent, learning_rate, dt):
-    """RMSprop(lr·δ, α = 1 − δ) for V, Ā and π (official optimizer.py): a step moves the
-    networks by O(δ), as a transition is O(δ) of experience, and the mean square of the
-    gradients spans about 1/δ steps, one second. V and Ā step together, π after them; foreach:
-    one call for all tensors."""
+    """RMSprop(lr·δ, α = 1 − δ) for V, Ā and π (optimizer.py): a step moves the networks by O(δ),
+    as a transition is O(δ) of experience; the mean square of the gradients spans about 1/δ steps,
+    one second. V and Ā step together, π after them."""
     def rmsprop(params):
         return torch.optim.RMSprop(params, lr=learning_rate * dt, alpha=1 - dt, foreach=True)
     critic = [*agent.value.parameters(), *agent.advantage_raw.parameters()]
@@ -122,9 +115,8 @@ def make_optimizers(agent, learning_rate, dt):
 
 # ---------------------------------------------------------------- exploration and memory
 class OrnsteinUhlenbeck:
-    """Per env and action dim X ← X(1 − θδ) + σ√δ·ε (official noises/coherent.py): noise
-    coherent over physical time whatever δ; started from its stationary law N(0, σ²/2θ), never
-    reset at episode ends."""
+    """Per env and action dim X ← X(1 − θδ) + σ√δ·ε (coherent.py): coherent over physical time
+    whatever δ; drawn first from its stationary law N(0, σ²/2θ), never reset at episode ends."""
 
     def __init__(self, shape, theta, sigma, dt):
         self.decay, self.scale = 1 - theta * dt, sigma * math.sqrt(dt)
@@ -141,8 +133,8 @@ class OrnsteinUhlenbeck:
 
 
 class ReplayMemory:
-    """The last `capacity` transitions, a vector step of N at a time (official memory/buffer.py),
-    sampled uniformly. `weights`: 0 for a transition cut by the time limit, else 1."""
+    """The last `capacity` transitions, added N at a time, sampled uniformly (buffer.py).
+    `weights`: 0 for a transition cut by the time limit, else 1."""
     FIELDS = ("obs", "actions", "rewards", "next_obs", "terminated", "weights")
 
     def __init__(self, capacity, num_envs, obs_dim, action_dim):
@@ -161,8 +153,7 @@ class ReplayMemory:
         self.size = max(self.size, rows.stop)
 
     def sample(self, batches, batch_size):
-        """`batches` batches of `batch_size` transitions drawn with replacement, in one indexing per
-        field."""
+        """`batches` batches of `batch_size`, drawn with replacement in one indexing per field."""
         index = torch.randint(self.size, (batches, batch_size))
         return [getattr(self, name)[index] for name in self.FIELDS]
 
@@ -180,20 +171,20 @@ class ReplayMemory:
 
 # ---------------------------------------------------------------- the update
 def critic_loss(agent, batch, dt, gamma_dt, policy_actions):
-    """mean w·(Q(s, a) − y)², Q = V(s) + δ·A(s, a), y = r + γ_δ(1 − terminated)V(s') with
-    the current V (no target network: the official τ = 0), r the δ-scaled reward (official
-    critics/off_policy/advantage.py)."""
+    """mean w·(Q(s, a) − y)², Q = V(s) + δ·A(s, a), y = r + γ_δ(1 − terminated)V(s') with the
+    current V (no target network: the official τ = 0), r the δ-scaled reward (advantage.py)."""
     obs, actions, rewards, next_obs, terminated, weights = batch
     # V(s') normalised with V(s)'s statistics before this batch (the official target copy's)
     with torch.no_grad():
-        target = rewards + gamma_dt * (1 - terminated) * agent.state_value(next_obs, update=False)
+        next_value = agent.state_value(next_obs, update=False)
+        target = rewards + gamma_dt * (1 - terminated) * next_value
     q = agent.state_value(obs) + dt * agent.advantage(obs, actions, policy_actions)
     return (weights * (q - target).square()).mean()
 
 
 def dau_update(agent, critic_optimizer, actor_optimizer, batch, dt, gamma_dt):
-    """One gradient step of V and Ā on the TD loss, then one of π on −Ā(s, π(s)) with the new
-    Ā (official agents/off_policy/offline_agent.py). Returns the two losses as tensors."""
+    """One gradient step of V and Ā on the TD loss, then one of π on −Ā(s, π(s)) with the new Ā
+    (offline_agent.py). Returns the two losses as tensors."""
     obs = batch[0]
     policy_actions = agent.act(obs)
     loss = critic_loss(agent, batch, dt, gamma_dt, policy_actions.detach())
@@ -202,7 +193,7 @@ def dau_update(agent, critic_optimizer, actor_optimizer, batch, dt, gamma_dt):
     critic_optimizer.step()
     actor_loss = -agent.advantage_raw_of(obs, policy_actions).mean()
     actor_optimizer.zero_grad()
-    actor_loss.backward(inputs=list(agent.actor.parameters()))  # Ā's own gradients are not needed
+    actor_loss.backward(inputs=list(agent.actor.parameters()))  # Ā's own gradients: not needed
     actor_optimizer.step()
     return loss.detach(), actor_loss.detach()
 
@@ -212,22 +203,15 @@ def main(argv=None):
     args = parse_args(argv)
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)  # the networks' init, the noise and the memory's draws
-
-    env = envs.make_env(args.env_id, args.dt, args.gamma)
-    if not np.isfinite([env.action_space.low, env.action_space.high]).all():
-        fail(f"--env-id: {args.env_id}'s actions are unbounded; "
-             "π(s) = tanh(·) needs finite bounds to scale to")
-    others = [envs.make_env(args.env_id, args.dt, args.gamma) for _ in range(args.num_envs - 1)]
-    train_envs = [env] + others
-    dt = env.dt
-    dt0 = env.dt0
-    gamma_dt = env.gamma_dt
-    obs_dim = env.observation_space.shape[0]
-    action_dim = env.action_space.shape[0]
-    check_memory(args, obs_dim, action_dim)
+    train_envs = [envs.make_env(args.env_id, args.dt, args.gamma) for _ in range(args.num_envs)]
+    env = train_envs[0]
     low, high = env.action_space.low, env.action_space.high
-    scale = (high - low) / 2  # π's [-1, 1] to the env's bounds
-    bias = (high + low) / 2
+    if not np.isfinite([low, high]).all():
+        fail(f"--env-id: {args.env_id}'s actions are unbounded; π(s) = tanh(·) needs bounds")
+    dt, gamma_dt = env.dt, env.gamma_dt
+    obs_dim, action_dim = env.observation_space.shape[0], env.action_space.shape[0]
+    check_memory(args, obs_dim, action_dim)
+    scale, bias = (high - low) / 2, (high + low) / 2  # π's [-1, 1] to the env's bounds
 
     agent = Agent(obs_dim, action_dim, normalize=not args.no_input_norm)
     critic_optimizer, actor_optimizer = make_optimizers(agent, args.learning_rate, dt)
@@ -235,28 +219,23 @@ def main(argv=None):
     memory = ReplayMemory(args.buffer_size, args.num_envs, obs_dim, action_dim)
     learner = {"agent": agent, "critic_optimizer": critic_optimizer,
                "actor_optimizer": actor_optimizer, "exploration": exploration, "memory": memory}
-    config = {**vars(args), "dt": dt, "dt0": dt0, "gamma_dt": gamma_dt,
+    config = {**vars(args), "dt": dt, "dt0": env.dt0, "gamma_dt": gamma_dt,
               "learning_rate_used": args.learning_rate * dt, "rmsprop_alpha": 1 - dt}
-    # a finished run ends here; on --resume, a budget or evaluation flag not given is the run's own
+    # start the run, or load its checkpoint into `learner` (a finished run exits here)
     run = bookkeeping.open_run(args, argv, SCRIPT, learner, config)
     counters = run["counters"]  # a resumed run's
-    eval_env = None
-    if args.eval_every:
-        eval_env = envs.make_env(args.env_id, args.dt, args.gamma)
+    eval_env = envs.make_env(args.env_id, args.dt, args.gamma) if args.eval_every else None
 
     n = args.num_envs * args.train_every  # transitions a row
     num_rows = args.total_steps // n
-    bookkeeping.say_rows(run, args, num_rows, dt)
-    # a seed per env; on resume a MuJoCo task's envs continue as the checkpoint left them, others
-    # start afresh
+    print_plan(run, args, num_rows, dt)
+    # a seed per env; on resume a MuJoCo task's envs continue as the checkpoint left them
     obs = np.stack([e.reset(seed=args.seed * args.num_envs + i + 1_000_000 * counters["row"])[0]
                     for i, e in enumerate(train_envs)])
     if "envs" in (run["state"] or {}):
-        obs = bookkeeping.restore_envs(train_envs, run["state"]["envs"])
-    next_obs = np.zeros_like(obs)
-    rewards = np.zeros(args.num_envs)
-    terminated = np.zeros(args.num_envs, bool)
-    truncated = np.zeros(args.num_envs, bool)
+        obs = restore_envs_from(run["state"]["envs"], train_envs)
+    next_obs, rewards = np.zeros_like(obs), np.zeros(args.num_envs)  # a vector step's, filled in
+    terminated, truncated = np.zeros(args.num_envs, bool), np.zeros(args.num_envs, bool)
     start = time.time() - counters["wall_time_s"]
     while counters["row"] < num_rows:
         row_start = time.time()
@@ -268,20 +247,18 @@ def main(argv=None):
                 actions = (policy_actions + exploration.noise).clamp(-1, 1)
                 exploration.step()
             env_actions = actions.numpy() * scale + bias
-            # the observations the next actions see: a reset one where an episode ended
-            after = obs.copy()
+            after = obs.copy()  # what the next actions see: a reset where an episode ended
             for i, e in enumerate(train_envs):
                 next_obs[i], rewards[i], terminated[i], truncated[i], info = e.step(env_actions[i])
                 after[i] = next_obs[i]
                 if terminated[i] or truncated[i]:
                     finished.append(info["episode"]["r"])
                     after[i] = e.reset()[0]
-            seen = (("observation", next_obs), ("reward", rewards), ("observation", after))
+            seen = ("observation", next_obs), ("reward", rewards), ("observation", after)
             for name, values in seen:
                 if not np.isfinite(values).all():  # it would reach the memory, then every network
                     bookkeeping.env_failed(f"{name}: not finite", f"row {counters['row'] + 1}")
-            # cut by the time limit: weight 0 in the loss, as offline_agent.py computes it
-            cut = truncated & ~terminated
+            cut = truncated & ~terminated  # by the time limit: weight 0, as offline_agent.py has it
             memory.add(obs, actions, rewards, next_obs, terminated, 1.0 - cut)
             obs = after
         counters["transitions"] += n
@@ -311,8 +288,9 @@ def main(argv=None):
         return_mean = ""  # no episode ended in this row
         if finished:
             return_mean = float(np.mean(finished))
-        row = {"decision_steps": counters["transitions"], "env_steps": counters["transitions"],
-               "physical_time_s": round(counters["transitions"] * dt, 6),
+        transitions = counters["transitions"]
+        row = {"decision_steps": transitions, "env_steps": transitions,
+               "physical_time_s": round(transitions * dt, 6),
                "wall_time_s": round(counters["wall_time_s"], 3), "episodes": counters["episodes"],
                "return_mean": return_mean, "eval_return_mean": eval_return,
                "action_duration_mean_s": dt, "safe_radius_mean": "", "policy_loss": policy_loss,
@@ -320,9 +298,9 @@ def main(argv=None):
                "decisions_per_s": round(n / row_time, 1), "env_steps_per_s": round(n / env_time, 1),
                "gradient_steps": counters["gradient_steps"],
                "gradient_steps_per_s": round(args.gradient_steps / learn_time, 1)}
-        # and a checkpoint every --checkpoint-every rows, with where the next vector step starts
-        bookkeeping.log_row(run, args, row, lambda: bookkeeping.envs_state(train_envs, obs))
-        bookkeeping.say_row(run, row, num_rows)  # every 10 s, and each evaluation
+        # the row; every --checkpoint-every rows a checkpoint, with where the envs are
+        bookkeeping.log_row(run, args, row, lambda: envs_now(train_envs, obs))
+        print_row(run, row, num_rows)  # every 10 s, and each evaluation
 
 
 def evaluate(args, env, agent, scale, bias):
@@ -343,86 +321,206 @@ def evaluate(args, env, agent, scale, bias):
 
 
 # ================================================================ the flags
-def parse_args(argv=None):
-    """The flags, each checked on its own; then the rules between flags and the budget in transitions; then the
-    names of the method and the run."""
-    args = make_parser().parse_args(argv)
-    check_args(args)
-    name_run(args)
-    return args
-
-
 def make_parser():
     p = bookkeeping.parser(__doc__)
     envs.add_flags(p, stochastic=False)  # --env-id, --dt
     p.add_argument("--seed", type=bookkeeping.SEED, default=1, help="seeds torch and the envs")
     p.add_argument("--physical-time", type=within(float, 0, 10 ** 9, open_low=True),
-                   help="seconds of experience summed over the envs; default 10^6·δ0, Fig. 4's 10^6 δ0-steps")
-    # DAU (the official README's recipe)
-    p.add_argument("--num-envs", type=within(int, 1, 4096), default=256, help="N, envs stepped together")
-    p.add_argument("--train-every", type=within(int, 1, 10 ** 6), default=10, help="K, vector steps between learning")
-    p.add_argument("--gradient-steps", type=within(int, 1, 10 ** 6), default=50, help="L, gradient steps each time")
-    p.add_argument("--batch-size", type=within(int, 1, 2 ** 20), default=256, help="transitions per gradient step")
-    p.add_argument("--buffer-size", type=within(int, 1, 10 ** 9), default=1_000_000, help="replay memory, transitions")
+                   help="seconds of experience summed over the envs; default 10^6·δ0 (Fig. 4)")
+    # the official README's recipe
+    p.add_argument("--num-envs", type=within(int, 1, 4096), default=256,
+                   help="N, envs stepped together")
+    p.add_argument("--train-every", type=within(int, 1, 10 ** 6), default=10,
+                   help="K, vector steps between learning")
+    p.add_argument("--gradient-steps", type=within(int, 1, 10 ** 6), default=50,
+                   help="L, gradient steps each time")
+    p.add_argument("--batch-size", type=within(int, 1, 2 ** 20), default=256,
+                   help="transitions per gradient step")
+    p.add_argument("--buffer-size", type=within(int, 1, 10 ** 9), default=1_000_000,
+                   help="replay memory, transitions")
     p.add_argument("--learning-rate", type=within(float, 0, 10 ** 6, open_low=True), default=0.1,
                    help="RMSprop's step size per second: lr·δ per step")
-    p.add_argument("--gamma", type=within(float, 0, 1, open_low=True), default=0.99, help="discount per δ0")
+    p.add_argument("--gamma", type=within(float, 0, 1, open_low=True), default=0.99,
+                   help="discount per δ0")
     p.add_argument("--ou-theta", type=within(float, 0, 10 ** 6, open_low=True), default=7.5,
                    help="OU stiffness θ (1/s)")
-    p.add_argument("--ou-sigma", type=within(float, 0, 10 ** 6), default=1.5, help="OU scale σ (actions in [-1, 1])")
-    p.add_argument("--no-input-norm", action="store_true", help="no input normalisation (the recipe's "
-                   "--normalize_state), as the runs made before this flag")
+    p.add_argument("--ou-sigma", type=within(float, 0, 10 ** 6), default=1.5,
+                   help="OU scale σ (actions in [-1, 1])")
+    p.add_argument("--no-input-norm", action="store_true",
+                   help="turns off the input normalisation (the recipe's --normalize_state)")
     # a row: K vector steps, then L gradient steps; a checkpoint holds the replay memory
     bookkeeping.add_run_flags(p, every="rows", checkpoint_every=500, save_model=False,
-                              run_name="<env>__dau-norm__dt<δ>__s<seed>")
+                              run_name="<env>__dau-norm__dt<δ>__T<seconds>__s<seed>")
     return p
 
 
+def parse_args(argv=None):
+    """The flags, each checked on its own, then the rules between them and the budget in
+    transitions; the run's name; on --resume the run's own value of each flag not given."""
+    args = make_parser().parse_args(argv)
+    check_args(args)
+    name_run(args)
+    if args.resume and take_run_flags(args, argv):
+        check_args(args)  # the run's own flags, checked and in transitions again
+    return args
+
+
 def check_args(args):
-    """What no single flag sees, in one table; then the budget: --physical-time in transitions, whole rows."""
+    """What no single flag sees; then --physical-time in transitions, whole rows of N·K."""
     envs.check_flags(args)  # --dt in seconds
-    for flag, ok, rule in [  # what no single flag sees
+    theta_dt = args.ou_theta * args.dt
+    for flag, ok, rule in [
             ("--dt", args.dt < 1, f"{args.dt:g} s leaves RMSprop no α = 1 − δ in (0, 1)"),
-            ("--physical-time", args.physical_time is not None or envs.dt0_of(args.env_id) is not None,
+            ("--physical-time", args.physical_time or envs.dt0_of(args.env_id) is not None,
              f"{args.env_id} has no δ0 of its own for the default 10^6·δ0; give the seconds"),
-            ("--ou-theta", args.ou_theta * args.dt <= 1, f"θ·δ = {args.ou_theta * args.dt:g} must be at most 1, or the "
-             "noise X ← X(1 − θδ) + σ√δ·ε grows without bound"),
-            ("--buffer-size", args.buffer_size >= args.num_envs, "must hold one vector step, --num-envs transitions")]:
+            ("--ou-theta", theta_dt <= 1, f"θ·δ = {theta_dt:g} must be at most 1, or the noise "
+             "X ← X(1 − θδ) + σ√δ·ε grows without bound"),
+            ("--buffer-size", args.buffer_size >= args.num_envs,
+             "must hold one vector step, --num-envs transitions")]:
         if not ok:
             fail(f"{flag}: {rule}")
-    args.physical_time = 1e6 * envs.dt0_of(args.env_id) if args.physical_time is None else args.physical_time
-    per_row = args.num_envs * args.train_every  # transitions
-    rows = max(1, math.ceil(args.physical_time / args.dt / per_row - 1e-9))  # whole rows, at least one
+    if args.physical_time is None:
+        args.physical_time = 1e6 * envs.dt0_of(args.env_id)
+    per_row = args.num_envs * args.train_every
+    rows = max(1, math.ceil(args.physical_time / args.dt / per_row - 1e-9))  # at least one
     args.total_steps = rows * per_row
 
 
 def check_memory(args, obs_dim, action_dim):
-    """The replay memory, its copy in a checkpoint being written and the L batches drawn at once, in float32s,
-    within this machine's memory; else one line, before anything is written."""
-    per_transition = 4 * (2 * obs_dim + action_dim + 3)
-    needed = per_transition * (3 * args.buffer_size + args.gradient_steps * args.batch_size)
+    """The replay memory, its copy in a checkpoint being written and the L batches drawn at once
+    (float32s) within this machine's memory; else one line, before anything is written."""
+    needed = 4 * (2 * obs_dim + action_dim + 3) * (
+        3 * args.buffer_size + args.gradient_steps * args.batch_size)
     ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     if needed > ram:
-        fail(f"--buffer-size/--batch-size: a replay memory of {args.buffer_size:,} transitions and batches of "
-             f"{args.batch_size:,} need about {needed / 2 ** 30:.1f} GB, more than this machine's "
-             f"{ram / 2 ** 30:.1f} GB")
+        fail(f"--buffer-size/--batch-size: a replay memory of {args.buffer_size:,} transitions "
+             f"and batches of {args.batch_size:,} need about {needed / 2 ** 30:.1f} GB, more "
+             f"than this machine's {ram / 2 ** 30:.1f} GB")
+
+
+# ================================================================ the run's name, --resume
+def default_name(args, budget):
+    """<env>__dau-norm__dt<δ><budget>__s<seed>, no normalisation __dau__; budget __T<seconds>."""
+    slug = "dau" if args.no_input_norm else "dau-norm"
+    return f"{args.env_id}__{slug}__dt{args.dt:g}{budget}__s{args.seed}"
+
+
+def made_with(args, name):
+    """The flags of the run <log-dir>/<name> (its config.json), or {} if there is none."""
+    try:
+        with open(os.path.join(args.log_dir, name, "config.json")) as f:
+            made = json.load(f)
+    except (OSError, ValueError):
+        return {}
+    return made if isinstance(made, dict) else {}
 
 
 def name_run(args):
-    """The method's name and the run's: <env>__dau-norm__dt<δ>__s<seed> (without normalisation: __dau__, the name
-    of the runs made before it)."""
+    """The method's name, and the run's: by default named for its budget. The 108 committed runs
+    of Fig. 4 (benchmark/fig4_dau.sh, fig4_dau_norm.sh) were named before names carried it: a run
+    of that old name made with this budget is the run these flags name."""
     args.method = "DAU (no normalisation)" if args.no_input_norm else "DAU"
-    slug = "dau" if args.no_input_norm else "dau-norm"
-    args.run_name = args.run_name or f"{args.env_id}__{slug}__dt{args.dt:g}__s{args.seed}"
+    if args.run_name:
+        return
+    args.run_name = default_name(args, f"__T{args.physical_time:g}")
+    old = default_name(args, "")
+    new_exists = os.path.exists(os.path.join(args.log_dir, args.run_name))
+    if not new_exists and made_with(args, old).get("physical_time") == args.physical_time:
+        args.run_name = old
+    if not args.resume or made_with(args, args.run_name):
+        return
+    # --resume and no run of this budget: a run of another budget is not passed over in silence
+    others = glob.glob(os.path.join(glob.escape(args.log_dir), default_name(args, "__T*")))
+    for other in sorted(os.path.basename(f) for f in others) + [old]:
+        seconds = made_with(args, other).get("physical_time")
+        if seconds is not None:
+            fail(f"--resume: no run in {os.path.join(args.log_dir, args.run_name)} to continue; "
+                 f"{other} is this run with --physical-time {seconds:g}: to extend it, rename "
+                 f"its folder to {args.run_name} first; to start a new run, leave out --resume")
 
 
-# ================================================================ what bookkeeping.py needs of this script
-FLAGS_ADDED_LATER = {"no_input_norm": True}  # the runs made before the flag had no normalisation
-SCRIPT = bookkeeping.Script(__file__, make_parser, FLAGS_ADDED_LATER, "a smaller --learning-rate",
-                            columns=bookkeeping.COLUMNS + ["gradient_steps", "gradient_steps_per_s"],
-                            resumable=bookkeeping.RESUMABLE - {"threads"},  # not --threads: the numbers
-                            unit="transitions", counters=("row", "transitions", "gradient_steps", "episodes",
-                                                          "wall_time_s"))
+def take_run_flags(args, argv):
+    """--resume continues a run as it was made: each flag not given takes the run's own value
+    (a flag it predates: the value it had). Whether any was taken."""
+    made = made_with(args, args.run_name)
+    if not made:
+        return False
+    made = {**FLAGS_ADDED_LATER, **made}
+    parser = make_parser()
+    flags = {action.dest for action in parser._actions} - {"log_dir", "run_name", "resume"}
+    taken = [key for key in flags - bookkeeping.given_flags(parser, argv)
+             if key in made and getattr(args, key) != made[key]]
+    for key in taken:
+        setattr(args, key, made[key])
+    own = made.get("physical_time")
+    if own not in (None, args.physical_time) and args.run_name == default_name(args, f"__T{own:g}"):
+        fail(f"--physical-time: {args.run_name} is named for its {own:g} s; to train it for "
+             f"{args.physical_time:g} s, rename its folder to "
+             f"{default_name(args, f'__T{args.physical_time:g}')} first")
+    return bool(taken)
+
+
+# ================================================================ what it says; its envs
+def print_plan(run, args, num_rows, dt):
+    """The first line: the folder, the method and its rows."""
+    rounded = ""
+    if not math.isclose(args.total_steps * dt, args.physical_time):
+        rounded = f" (--physical-time {args.physical_time:g} s rounded up to " \
+                  f"{args.total_steps * dt:g} s)"
+    rows = "1 row" if num_rows == 1 else f"{num_rows} rows"
+    print(f"{run['dir']}: {args.method}, {rows} of {args.train_every} steps of {args.num_envs} "
+          f"envs and {args.gradient_steps} gradient steps{rounded}", flush=True)
+    # the last line's time and row; this session's first row; the last training return shown
+    row = run["counters"]["row"]
+    run.update(shown=(time.time(), row), first_row=row + 1, last_return="no episode ended yet")
+
+
+def print_row(run, row, num_rows):
+    """A row's line every 10 s, at this session's first and the last row and at each evaluation:
+    how far, the last training return (the envs' episodes end together, so most rows end none),
+    the evaluation, the speeds, the time left at the pace since the last line."""
+    done = run["counters"]["row"]
+    if row["return_mean"] != "":
+        run["last_return"] = f"return {row['return_mean']:.1f} (row {done})"
+    due = time.time() - run["shown"][0] >= 10 or done in (run["first_row"], num_rows)
+    if not due and row["eval_return_mean"] == "":
+        return
+    pace = (time.time() - run["shown"][0]) / max(1, done - run["shown"][1])  # seconds a row
+    evaluated = ""
+    if row["eval_return_mean"] != "":
+        evaluated = f" | evaluation {row['eval_return_mean']:.1f}"
+    print(f"row {done}/{num_rows} | transitions {row['decision_steps']:,} | "
+          f"physical {row['physical_time_s']:.0f}s | {run['last_return']}{evaluated} | "
+          f"value loss {row['value_loss']:.3g} | {row['decisions_per_s']:.0f} transitions/s | "
+          f"{row['gradient_steps_per_s']:.0f} gradient steps/s | "
+          f"left {(num_rows - done) * pace / 60:.1f} min", flush=True)
+    run["shown"] = (time.time(), done)
+
+
+def envs_now(train_envs, obs):
+    """For the checkpoint: each env where its next step starts, and the observations the next
+    actions see; none for a task that is not MuJoCo (it starts afresh on resume)."""
+    if not all(bookkeeping.is_mujoco(env) for env in train_envs):
+        return {}
+    saved = [bookkeeping.env_state(env) for env in train_envs]
+    return {"envs": {"envs": saved, "obs": torch.as_tensor(obs)}}
+
+
+def restore_envs_from(saved, train_envs):
+    """Each env as the checkpoint left it; the observations the next actions see."""
+    for env, one in zip(train_envs, saved["envs"], strict=True):
+        bookkeeping.restore_env(env, one)
+    return saved["obs"].numpy()
+
+
+# ================================================================ what bookkeeping.py needs of it
+FLAGS_ADDED_LATER = {"no_input_norm": True}  # the runs made before it had no normalisation
+COUNTERS = ("row", "transitions", "gradient_steps", "episodes", "wall_time_s")  # a new run's: 0
+SCRIPT = bookkeeping.Script(
+    __file__, make_parser, FLAGS_ADDED_LATER, "a smaller --learning-rate",
+    columns=bookkeeping.COLUMNS + ["gradient_steps", "gradient_steps_per_s"],
+    resumable=bookkeeping.RESUMABLE - {"threads"},  # not --threads: it changes the numbers
+    unit="transitions", counters=COUNTERS)
 
 if __name__ == "__main__":
     bookkeeping.guard(main)

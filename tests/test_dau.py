@@ -165,7 +165,7 @@ def short_run(tmp_path_factory):
     """A finished run of 2 s on InvertedPendulum at δ_lowest: T/δ = 1000 transitions, 50 rows of N·K = 20."""
     root = tmp_path_factory.mktemp("dau")
     printed = train_in_process(root, "--physical-time", "2", *SMALL, name=None)
-    return root / "InvertedPendulum-v5__dau-norm__dt0.002__s1", printed
+    return root / "InvertedPendulum-v5__dau-norm__dt0.002__T2__s1", printed
 
 
 def test_a_short_run_takes_t_over_dt_times_l_over_k_n_gradient_steps_and_logs_its_rows(short_run):
