@@ -19,7 +19,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from importlib.metadata import version
 from pathlib import Path
 from typing import NamedTuple
@@ -309,41 +308,6 @@ def say_progress(run, args, row, update_time):
           f"left {left * update_time / 60:.1f} min", flush=True)
 
 
-def say_rows(run, args, num_rows, dt):
-    """DAU's first line: its folder, its method and its rows."""
-    rounded = ""
-    if not math.isclose(args.total_steps * dt, args.physical_time):
-        rounded = f" (--physical-time {args.physical_time:g} s rounded up to {args.total_steps * dt:g} s)"
-    rows = f"{num_rows} rows"
-    if num_rows == 1:
-        rows = "1 row"
-    print(f"{run['dir']}: {args.method}, {rows} of {args.train_every} steps of {args.num_envs} envs "
-          f"and {args.gradient_steps} gradient steps{rounded}", flush=True)
-    # the last line's time and row; this session's first row; the last training return shown
-    row = run["counters"]["row"]
-    run.update(shown=(time.time(), row), first_row=row + 1, last_return="no episode ended yet")
-
-
-def say_row(run, row, num_rows):
-    """DAU's line for a row, every 10 s, at this session's first and the last row and at each evaluation: how far,
-    the last training return (the envs' episodes end together, so most rows end none: the last one stays shown),
-    the evaluation if any, the speeds and the time left at the pace since the last line."""
-    done = run["counters"]["row"]
-    if row["return_mean"] != "":
-        run["last_return"] = f"return {row['return_mean']:.1f} (row {done})"
-    due = time.time() - run["shown"][0] >= 10 or done in (run["first_row"], num_rows)
-    if not due and row["eval_return_mean"] == "":
-        return
-    minutes = (num_rows - done) * (time.time() - run["shown"][0]) / max(1, done - run["shown"][1]) / 60
-    evaluated = ""
-    if row["eval_return_mean"] != "":
-        evaluated = f" | evaluation {row['eval_return_mean']:.1f}"
-    print(f"row {done}/{num_rows} | transitions {row['decision_steps']:,} | physical {row['physical_time_s']:.0f}s | "
-          f"{run['last_return']}{evaluated} | value loss {row['value_loss']:.3g} | {row['decisions_per_s']:.0f} "
-          f"transitions/s | {row['gradient_steps_per_s']:.0f} gradient steps/s | left {minutes:.1f} min", flush=True)
-    run["shown"] = (time.time(), done)
-
-
 def env_failed(error, where):  # the wrappers' checks (a non-finite observation or reward): one line
     sys.exit(f"{os.path.basename(sys.argv[0])}: the environment failed in {where} ({' '.join(str(error).split())}); "
              "the run is kept up to its last checkpoint")
@@ -544,7 +508,7 @@ def log_row(run, args, row, envs_now=None):
 
 def save_checkpoint(run, envs_now=None):
     """The run: each part of the learner, the counters, the rows, the config, the RNGs, and `envs_now`: a dict
-    under its own key ("episode" for one env, "envs" for many), as `episode_state` and `envs_state` make it."""
+    under its own key ("episode" for one env, "envs" for many), as `episode_state` (or dau.py's `envs_now`) makes it."""
     state = {name: stats_state(part) if isinstance(part, RunningMeanStd) else part.state_dict()
              for name, part in run["learner"].items()}
     state.update(counters=run["counters"], rows=run["rows"], config=run["config"], torch_rng=torch.get_rng_state())
@@ -623,17 +587,3 @@ def restore_episode(env, run, tallies=2):
             load_stats(part, run["state"][name])
     missing = [0.0] * (tallies - len(saved["returns"]))
     return saved["raw_obs"].numpy(), saved["obs"].numpy(), *saved["returns"], *missing
-
-
-def envs_state(train_envs, obs):
-    """For save_checkpoint: where the next vector step starts, every env and the observations."""
-    if not all(is_mujoco(env) for env in train_envs):
-        return {}
-    return {"envs": {"envs": [env_state(env) for env in train_envs], "obs": torch.as_tensor(obs)}}
-
-
-def restore_envs(train_envs, saved):
-    """Every env as the checkpoint left it; the observations the next actions see."""
-    for env, one in zip(train_envs, saved["envs"], strict=True):
-        restore_env(env, one)
-    return saved["obs"].numpy()

@@ -128,16 +128,16 @@ def save(state):
     return buffer.getvalue()
 
 
-def test_many_envs_resume_exactly_with_their_observations():
+def test_dau_many_envs_resume_exactly_with_their_observations():
     made = [envs.make_env("Hopper-v5", "lowest") for _ in range(3)]
     obs = np.stack([e.reset(seed=i)[0] for i, e in enumerate(made)])
-    saved = torch.load(io.BytesIO(save(bookkeeping.envs_state(made, obs))), weights_only=True)["envs"]
+    saved = torch.load(io.BytesIO(save(dau.envs_now(made, obs))), weights_only=True)["envs"]
     action = np.full(made[0].action_space.shape, 0.3)
     expected = [steps(e, [action] * 5) for e in made]
     fresh = [envs.make_env("Hopper-v5", "lowest") for _ in range(3)]
     for e in fresh:
         e.reset(seed=99)
-    assert np.array_equal(bookkeeping.restore_envs(fresh, saved), obs)
+    assert np.array_equal(dau.restore_envs_from(saved, fresh), obs)
     for e, then in zip(fresh, expected):
         assert all(np.array_equal(a[0], b[0]) and a[1] == b[1] for a, b in zip(steps(e, [action] * 5), then))
 
