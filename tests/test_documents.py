@@ -1,9 +1,9 @@
 """README.md, the report (results/README.md, its index, and a page per figure or appendix beside it) and the
 folders' READMEs: every link and anchor exists, and every link into the report lands on a heading of its page; every
-mean ± interval the report gives comes from the committed runs, and every table a page marks is what the
-command above it prints; README's "Results at a glance" is the index's
-table and stays a glance (a cell at most 20 words, the table 450), each row's numbers in the section it links; each
-page opens with its claim, its verdict and its command."""
+committed group of runs is printed by a command the report names, and every table a page marks is what the
+command above it prints; README's "Results at a glance" is the index's table and stays a glance (a cell at most
+20 words, the table 450), each row's numbers in the section it links; each page opens with its claim, its verdict
+and its command."""
 import argparse
 import itertools
 import os
