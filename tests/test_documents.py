@@ -1,9 +1,9 @@
 """README.md, the report (results/README.md, its index, and a page per figure or appendix beside it) and the
 folders' READMEs: every link and anchor exists, and every link into the report lands on a heading of its page; every
-committed group of runs is printed by a command the report names, and every table a page marks is what the
-command above it prints; README's "Results at a glance" is the index's table and stays a glance (a cell at most
-20 words, the table 450), each row's numbers in the section it links; each page opens with its claim, its verdict
-and its command."""
+committed group of runs is printed by a command the report names, and every table a page marks (and Fig. 5's
+verdict table, a cell per task and setting) is what the command above it prints; README's "Results at a glance" is
+the index's table and stays a glance (a cell at most 20 words, the table 450), each row's numbers in the section it
+links; each page opens with its claim, its verdict and its command."""
 import argparse
 import itertools
 import os
@@ -227,6 +227,32 @@ def test_every_marked_table_of_the_report_is_what_its_command_prints_from_the_co
     assert first in printed.splitlines(), f"{page}: {name}'s table is not in the output of {command}"
     lines = printed.splitlines()
     assert "\n".join(lines[lines.index(first):]).strip() == table.strip(), f"{page}: {name}: run {command}"
+
+
+FIG5_VERDICTS = {"SAR above by the intervals": "intervals", "by the mean only": "mean", "not": "**not**"}
+
+
+def test_fig5s_verdict_table_is_what_its_command_prints():
+    # Fig. 5's page gives a cell per task and setting, "SAR-PPO vs FiGAR-C-PPO: verdict", of the per-cell table
+    # its command prints: every cell is that table's row, in its words
+    page = report_pages()["fig5.md"]
+    command = next(c for p, c in table_commands() if p == "fig5.md" and "--kinds fig5" in c)
+    command = runnable(command).replace("python ", shlex.quote(sys.executable) + " ", 1)
+    printed = subprocess.run(["bash", "-c", command], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    expected = {}
+    for line in printed.splitlines():
+        cells = [cell.strip() for cell in line.strip("|").split("|")]
+        if len(cells) == 7 and cells[6] in FIG5_VERDICTS:
+            mean = [cell.split(" [")[0] for cell in cells[4:6]]
+            expected[cells[0].removesuffix("-v5"), cells[1]] = f"{mean[0]} vs {mean[1]}: {FIG5_VERDICTS[cells[6]]}"
+    table = page.split("| task (δ, ms) |", 1)[1].split("\n\n", 1)[0].splitlines()[2:]
+    shown = {}
+    for line in table:
+        cells = [cell.strip() for cell in line.strip("|").split("|")]
+        for setting, cell in zip(("action", "ext-force", "ext-force-perceptible"), cells[1:]):
+            shown[cells[0].split(" (")[0], setting] = cell
+    assert len(shown) == 24 and shown == expected
+
 
 # README's "Results at a glance" and the report's index's table are one table: a row per claim of the paper, each
 # with a headline pair of numbers, a verdict of a few words and a link to the section of the page that holds the
