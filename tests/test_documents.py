@@ -19,6 +19,7 @@ import figar_trpo
 import plot
 import sar_ppo
 import sar_trpo
+from benchmark import paper_figures
 from tests.helpers import ROOT
 
 
@@ -113,7 +114,8 @@ def test_readme_final_returns_come_from_the_committed_runs():
     assert sorted(len(runs) for runs in groups_1m.values()) == [3, 3, 3, 3, 8, 8]  # SAR-PPO's 8 seeds
     for (_, _, method, _), runs in [*groups.items(), *groups_1m.items()]:  # every group of two seeds or more
         if method.startswith("DAU"):  # in Fig. 4's table only: its evaluation, mean [min, max] (seeds)
-            assert len(runs) < 2 or plot.range_cell([plot.evaluated_return(c) for _, c, _ in runs]) in readme
+            evaluated = [paper_figures.evaluated_return(c) for _, c, _ in runs]
+            assert len(runs) < 2 or paper_figures.range_cell(evaluated) in readme
             continue
         mean, ci = plot.mean_ci([plot.final_return(c) for _, c, _ in runs])
         assert len(runs) < 2 or f"{mean:.1f} ± {ci:.1f}" in readme
@@ -122,13 +124,14 @@ def test_readme_final_returns_come_from_the_committed_runs():
 
 def marked_tables():
     """(page, name, command, table) of each table a page of the report marks <!-- name --> … <!-- /name -->: the
-    table's text, and the `python plot.py … --table` (or `--summary`, `--ratios`) line of the last code block
-    above it."""
+    table's text, and the `python plot.py … --table` (or `python benchmark/paper_figures.py …`, `--summary`,
+    `--ratios`) line of the last code block above it."""
     for page, text in report_pages().items():
         for match in re.finditer(r"<!-- ([\w-]+) -->\n(.*?)<!-- /\1 -->", text, re.S):
             block = re.findall(r"```bash\n(.*?)```", text[:match.start()], re.S)[-1]
             commands = [line.split("  #")[0].strip() for line in block.splitlines()
-                        if line.startswith("python plot.py") and re.search(r" --(table|summary|ratios)\b", line)]
+                        if line.startswith(("python plot.py", "python benchmark/paper_figures.py"))
+                        and re.search(r" --(table|summary|ratios)\b", line)]
             yield page, match.group(1), commands[-1], match.group(2)
 
 
