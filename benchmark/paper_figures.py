@@ -1,8 +1,8 @@
 """The paper's figures and verdict tables from run folders, drawn with plot.py's loading and drawing.
 
 Takes plot.py's flags (its kinds curves, durations and bars too) and these kinds and tables, each figure written
-as <prefix><what it shows>.<format>, the task(s) in the name (--kinds, below). Only the paper's methods are read
-unless --variants is given (a variant, "SAR-PPO (d_max=0.2)", never enters a main-method panel by accident).
+as <prefix><what it shows>.<format>, the task(s) in the name (--kinds, below). A variant of a paper's method
+("SAR-PPO (d_max=0.2)") is read only with --variants: it never enters a main-method panel by accident.
 Text tables give mean [min, max] (seeds), the figures' interval, and the verdicts of the report's rules
 (results/README.md, "How to read the numbers"): `verdict` (SAR against another method) and `invariance_verdict`
 (δ_lowest against δ0), the one function each that every page's table uses.
