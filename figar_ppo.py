@@ -110,7 +110,7 @@ def dt_and_gamma_dt(env, dt, gamma_dt, max_t):
     env's own where it has them (envs.DtEnv has both; a value given must agree), else the values
     given; γ_δ = 0.99 if neither. Checked, with max_t and the env's spaces (1-D Boxes)."""
     given = {"dt": dt, "gamma_dt": gamma_dt}
-    for name, value in list(given.items()):
+    for name, value in given.items():
         if not env.has_wrapper_attr(name):
             continue
         own = env.get_wrapper_attr(name)
@@ -492,7 +492,8 @@ def make_parser():
     p = bookkeeping.parser(__doc__)
     p.epilog = PRESETS
     envs.add_flags(p)  # --env-id, --dt; the stochastic settings (--noise, ...)
-    p.add_argument("--seed", type=bookkeeping.SEED, default=1, help="seeds torch, numpy and the env")
+    p.add_argument("--seed", type=bookkeeping.SEED, default=1,
+                   help="seeds torch, numpy and the env")
     bookkeeping.add_budget_flags(p, TOTAL_STEPS)  # --total-steps, or --physical-time
     # The method (Sec. 4.2)
     max_t = checked(float, lambda v: 0 < v <= MAX_T_CAP, f"must lie in (0, {MAX_T_CAP}]")
@@ -563,7 +564,7 @@ def check_args(args, given):
     papers = args.max_t == args.dt == MAX_T and envs.is_paper_task(args.env_id)  # at δ0 = 50 ms
     longest_hold = max(1, math.floor(args.max_t / args.dt + 1e-9))  # K, in δ-steps
     one_step = "A2C takes one step on the whole rollout; leave it out"
-    batches = f"--num-steps {args.num_steps} in minibatches of {args.minibatch_size}"
+    batches = f"{args.num_steps} decisions in minibatches of {args.minibatch_size}"
     for flag, holds, rule in [
             ("--max-t", args.no_limit_t or repeats or papers,
              f"{args.max_t:g} s is not above δ = {args.dt:g} s, so no action could be repeated; "
@@ -573,7 +574,8 @@ def check_args(args, given):
             ("--clip-coef", not args.a2c or args.clip_coef == CLIP_COEF,
              "A2C's ratio is 1, nothing to clip; leave it out"),
             ("--num-steps/--minibatch-size", args.minibatch_size <= args.num_steps,
-             f"{batches}: a minibatch larger than the rollout"),
+             f"--minibatch-size {args.minibatch_size} must not exceed "
+             f"--num-steps {args.num_steps}"),
             ("--num-steps/--minibatch-size", args.num_steps % args.minibatch_size != 1,
              f"{batches} leave a last one of one decision, whose advantages have no std"),
             ("--sb3-u-init", not args.sb3_u_init or args.a2c,

@@ -112,7 +112,7 @@ def dt_and_gamma_dt(env, dt, gamma_dt, max_t):
     env's own where it has them (envs.DtEnv has both; a value given must agree), else the values
     given; γ_δ = 0.99 if neither. Checked, with max_t and the env's spaces (1-D Boxes)."""
     given = {"dt": dt, "gamma_dt": gamma_dt}
-    for name, value in list(given.items()):
+    for name, value in given.items():
         if not env.has_wrapper_attr(name):
             continue
         own = env.get_wrapper_attr(name)
@@ -496,7 +496,8 @@ def make_parser():
     p = bookkeeping.parser(__doc__)
     p.epilog = PRESETS
     envs.add_flags(p)  # --env-id, --dt; the stochastic settings (--noise, ...)
-    p.add_argument("--seed", type=bookkeeping.SEED, default=1, help="seeds torch, numpy and the env")
+    p.add_argument("--seed", type=bookkeeping.SEED, default=1,
+                   help="seeds torch, numpy and the env")
     bookkeeping.add_budget_flags(p, TOTAL_STEPS)  # --total-steps, or --physical-time
     # The method (Sec. 4.2)
     max_t = checked(float, lambda v: 0 < v <= MAX_T_CAP, f"must lie in (0, {MAX_T_CAP}]")
@@ -554,7 +555,8 @@ def check_args(args, given):
              f"{args.max_t:g} s is not above δ = {args.dt:g} s, so no action could be repeated; "
              f"pass --max-t {4 * args.dt:g} (up to 4 δ-steps a decision)"),
             ("--num-steps/--vf-minibatch-size", args.vf_minibatch_size <= args.num_steps,
-             f"--vf-minibatch-size {args.vf_minibatch_size} is larger than the rollout")]:
+             f"--vf-minibatch-size {args.vf_minibatch_size} must not exceed "
+             f"--num-steps {args.num_steps}")]:
         if not holds:
             fail(f"{flag}: {rule}")
     bookkeeping.check_budget(args, TOTAL_STEPS)

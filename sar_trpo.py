@@ -32,20 +32,15 @@ MAX_D = {"l1": 0.5, "l2": 1.0}  # d_max of Δ's l1 norm (App. J.3) and of its l2
 
 
 class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
-    """Safe action repetition (Sec. 4.3): one `step` is one decision.
+    """Safe action repetition (Sec. 4.3): one `step` is one decision, [a, u_raw] with u =
+    (u_raw + 1)/2 ∈ [0, 1]. `a` is repeated every δ until the episode ends, k·δ ≥ max_t, or the
+    state leaves the safe region: Δ(s, s_i) ≥ d = u·max_d (eq. 6); λ-SAR (lambda_dt = λ):
+    λ·Δ/max_d + (1 − λ)·k·δ/max_t ≥ u (eq. 8). repeat=False: the plain learner, one δ-step.
 
-    The action is [a, u_raw], u = (u_raw + 1)/2 ∈ [0, 1]. `a` is repeated every δ; after each
-    δ-step the repetition stops if the episode ended, if k·δ ≥ max_t, or if the state left the
-    safe region, Δ(s, s_i) ≥ d = u·max_d (eq. 6). λ-SAR (lambda_dt = λ) stops instead when
-    λ·Δ/max_d + (1 − λ)·k·δ/max_t ≥ u (eq. 8). repeat=False is the plain learner: the action
-    has no u, a decision is one δ-step.
-
-    `step` returns R = Σ_k γ_δ^k r_k over its k δ-steps and info w = k, undiscounted_reward =
-    Σ_k r_k and safe_radius = d (λ-SAR: u). Δ(s, s_i) = ||ñ(s) − ñ(s_i)||_1 / n over the n dims
-    `delta_dims` (default all; l2: ||·||_2 / √n), ñ(s) = (s − mean)/(std + 1e-3) by running
-    statistics of the δ-level states (Sec. 5); they carry over episodes, `update_stats = False`
-    freezes them. The env is a task at δ as envs.make_env makes it, or any env with 1-D Box
-    spaces and a `dt` given.
+    Δ(s, s_i) = ||ñ(s) − ñ(s_i)||_1 / n over the n dims `delta_dims` (all by default; l2:
+    ||·||_2 / √n), ñ(s) = (s − mean)/(std + 1e-3) by running statistics of the δ-level states
+    (Sec. 5), kept across episodes; `update_stats = False` freezes them. `step` returns R =
+    Σ_k γ_δ^k r_k and info w = k, undiscounted_reward = Σ_k r_k, safe_radius = d (λ-SAR: u).
     """
 
     def __init__(self, env, max_d=None, max_t=MAX_T, lambda_dt=None, norm="l1", repeat=True,
@@ -57,9 +52,9 @@ class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
         gym.Wrapper.__init__(self, env)
         self.dt, self.gamma_dt = dt_and_gamma_dt(env, dt, gamma_dt, max_t)
         dim = env.observation_space.shape[0]
-        dims = delta_dims
-        if dims is None:
-            dims = range(dim)
+        dims = range(dim)
+        if delta_dims is not None:
+            dims = delta_dims
         if norm not in MAX_D:
             raise ValueError(f"norm: 'l1' or 'l2', got {norm!r}")
         if max_d is None:
@@ -159,7 +154,7 @@ def dt_and_gamma_dt(env, dt, gamma_dt, max_t):
     env's own where it has them (envs.DtEnv has both; a value given must agree), else the values
     given; γ_δ = 0.99 if neither. Checked, with max_t and the env's spaces (1-D Boxes)."""
     given = {"dt": dt, "gamma_dt": gamma_dt}
-    for name, value in list(given.items()):
+    for name, value in given.items():
         if not env.has_wrapper_attr(name):
             continue
         own = env.get_wrapper_attr(name)
@@ -553,7 +548,8 @@ def make_parser():
     p = bookkeeping.parser(__doc__)
     p.epilog = PRESETS
     envs.add_flags(p)  # --env-id, --dt; the stochastic settings (--noise, ...)
-    p.add_argument("--seed", type=bookkeeping.SEED, default=1, help="seeds torch, numpy and the env")
+    p.add_argument("--seed", type=bookkeeping.SEED, default=1,
+                   help="seeds torch, numpy and the env")
     bookkeeping.add_budget_flags(p, TOTAL_STEPS)  # --total-steps, or --physical-time
     # The method (Sec. 4.3-4.4)
     p.add_argument("--max-d", type=within(float, 0, 1000, open_low=True), default=MAX_D["l1"],
@@ -627,7 +623,8 @@ def check_args(args, given):
              f"{args.max_t:g} s is not above δ = {args.dt:g} s, so no action could be repeated; "
              f"pass --max-t {4 * args.dt:g} (up to 4 δ-steps a decision)"),
             ("--num-steps/--vf-minibatch-size", args.vf_minibatch_size <= args.num_steps,
-             f"--vf-minibatch-size {args.vf_minibatch_size} is larger than the rollout"),
+             f"--vf-minibatch-size {args.vf_minibatch_size} must not exceed "
+             f"--num-steps {args.num_steps}"),
             ("--lambda-dt", not (args.no_repeat and args.lambda_dt is not None),
              "has no meaning with --no-repeat"),
             ("--max-d/--max-t/--norm", not args.no_repeat or sar_default,
