@@ -26,51 +26,45 @@ import bookkeeping
 import envs
 from bookkeeping import checked, fail, within
 
-MAX_T = 0.05  # t_max (s): a repetition ends at its first δ-step at or past it (Sec. 5; App. J.3)
+MAX_T = 0.05  # t_max (s), the longest repetition (App. J.3)
 MAX_T_CAP = 1000  # (s) the largest finite t_max taken, by the flag and the wrapper alike
-MAX_D = {"l1": 0.5, "l2": 1.0}  # d_max for Δ's l1 and l2 norms (App. J.3; l2: App. I)
+MAX_D = {"l1": 0.5, "l2": 1.0}  # d_max of Δ's l1 norm (App. J.3) and of its l2 norm (App. I)
 
 
 class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
-    """Safe action repetition (Sec. 4.3) around a gymnasium env with 1-D Box spaces; a `step` is
-    one decision.
+    """Safe action repetition (Sec. 4.3): one `step` is one decision, [a, u_raw] with u =
+    (u_raw + 1)/2 ∈ [0, 1]. `a` is repeated every δ until the episode ends, k·δ ≥ max_t, or the
+    state leaves the safe region: Δ(s, s_i) ≥ d = u·max_d (eq. 6); λ-SAR (lambda_dt = λ):
+    λ·Δ/max_d + (1 − λ)·k·δ/max_t ≥ u (eq. 8). repeat=False: the plain learner, one δ-step.
 
-    The action is [a, u_raw], u = (u_raw + 1)/2 ∈ [0, 1]; `a` is repeated every δ and the
-    repetition stops after the first δ-step where the episode ends, k·δ ≥ max_t, or the state
-    has left eq. 6's safe region Δ(s, s_i) ≤ d = u·max_d (a tie Δ = d ends it too, as in the
-    authors' code), or for λ-SAR λ·Δ/max_d + (1-λ)·k·δ/max_t ≥ u (eq. 8 as their
-    code has it: Δ over max_d, time over max_t, u in d's place). max_d defaults to App. J.3's
-    for the norm. `delta_dims` restricts Δ to some observation dims. With repeat=False (the
-    plain learner) the action has no u and a decision is one δ-step; `a` reaches the env
-    unclipped. `step` returns R = Σ_k γ_δ^k r_k over its k δ-steps, info["w"] = k,
-    info["undiscounted_reward"] = Σ_k r_k and info["safe_radius"] = d (λ-SAR: u); the env's own
-    info keys are its last δ-step's. Δ normalises states by running statistics learned across
-    episodes (`reset(seed=...)` keeps them); `update_stats = False` freezes them. One env, not a
-    vector of them. At another δ the env must be the task at δ (γ_δ, r·δ/δ0, its time limit
-    in seconds), as envs.make_env makes it.
+    Δ(s, s_i) = ||ñ(s) − ñ(s_i)||_1 / n over the n dims `delta_dims` (all by default; l2:
+    ||·||_2 / √n), ñ(s) = (s − mean)/(std + 1e-3) by running statistics of the δ-level states
+    (Sec. 5), kept across episodes; `update_stats = False` freezes them. `step` returns R =
+    Σ_k γ_δ^k r_k and info w = k, undiscounted_reward = Σ_k r_k, safe_radius = d (λ-SAR: u).
     """
 
     def __init__(self, env, max_d=None, max_t=MAX_T, lambda_dt=None, norm="l1", repeat=True,
                  dt=None, gamma_dt=None, delta_dims=None):
+        # env.spec keeps the arguments: gym.make(env.spec) makes the wrapper again
         gym.utils.RecordConstructorArgs.__init__(
             self, max_d=max_d, max_t=max_t, lambda_dt=lambda_dt, norm=norm, repeat=repeat, dt=dt,
             gamma_dt=gamma_dt, delta_dims=delta_dims)
         gym.Wrapper.__init__(self, env)
-        self.dt, self.gamma_dt, dim = check_wrapped(env, dt, gamma_dt, max_t)
-        if max_d is None:
-            max_d = MAX_D.get(norm, MAX_D["l1"])  # App. J.3's; App. I's for l2
-        dims = range(dim)  # Δ's dims: all, or those listed (Fig. 6)
+        self.dt, self.gamma_dt = dt_and_gamma_dt(env, dt, gamma_dt, max_t)
+        dim = env.observation_space.shape[0]
+        dims = range(dim)
         if delta_dims is not None:
             dims = delta_dims
-        distinct_dims = len(set(dims)) == len(dims) > 0 and set(dims) <= set(range(dim))
-        checks = [("max_d", max_d, 0 < max_d < math.inf),
-                  ("norm", norm, norm in ("l1", "l2")),
-                  ("lambda_dt", lambda_dt, lambda_dt is None or 0 <= lambda_dt <= 1),
-                  ("delta_dims", delta_dims, distinct_dims)]
-        for name, value, ok in checks:
-            if not ok:
-                raise ValueError(f"{name}: not a value the method takes (see the docstring), "
-                                 f"got {value!r}")
+        if norm not in MAX_D:
+            raise ValueError(f"norm: 'l1' or 'l2', got {norm!r}")
+        if max_d is None:
+            max_d = MAX_D[norm]
+        if not 0 < max_d < math.inf:
+            raise ValueError(f"max_d: a radius above 0, got {max_d!r}")
+        if lambda_dt is not None and not 0 <= lambda_dt <= 1:
+            raise ValueError(f"lambda_dt: λ in [0, 1], got {lambda_dt!r}")
+        if len(dims) == 0 or len(set(dims)) < len(dims) or not set(dims) <= set(range(dim)):
+            raise ValueError(f"delta_dims: distinct dims from 0 to {dim - 1}, got {delta_dims!r}")
         self.max_d = max_d
         self.max_t = max_t
         self.lambda_dt = lambda_dt
@@ -78,68 +72,53 @@ class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self.repeat = repeat
         self.delta_dims = delta_dims
         self.delta_mask = np.isin(np.arange(dim), dims)
-        self.delta_divisor = len(dims)  # l1: Δ = ||·||_1 / n over n dims
+        self.delta_divisor = len(dims)  # Δ's n (l2: √n)
         if norm == "l2":
-            self.delta_divisor = math.sqrt(len(dims))  # l2: Δ = ||·||_2 / √n
-        if not repeat:
-            self.max_repeats = 1  # the plain learner takes one δ-step
-        elif max_t == math.inf:
-            self.max_repeats = math.inf
-        else:  # k·δ ≥ max_t as an integer test on k: no float drift
+            self.delta_divisor = math.sqrt(len(dims))
+        self.max_repeats = math.inf  # k·δ ≥ max_t as k ≥ max_repeats, a test on integers
+        if max_t < math.inf:
             self.max_repeats = math.ceil(max_t / self.dt - 1e-9)
-        if repeat:
+        if not repeat:
+            self.max_repeats = 1
+        if repeat:  # u_raw ∈ [-1, 1] after a
             low = np.append(env.action_space.low, np.float32(-1))
             high = np.append(env.action_space.high, np.float32(1))
             self.action_space = gym.spaces.Box(low, high)
         if repeat and self.max_repeats == 1:
             warnings.warn(f"max_t = {max_t} s is not above δ = {self.dt} s: "
                           "no action can be repeated", stacklevel=2)
-        # Running mean/var of raw δ-level observations for ñ(s); the plain learner has no Δ,
-        # never updates them.
-        self.obs_stats = RunningMeanStd(shape=(dim,))
-        self.update_stats = repeat
-        self.obs = None
+        self.obs_stats = RunningMeanStd(shape=(dim,))  # ñ's mean and variance
+        self.update_stats = repeat  # the plain learner has no Δ
+        self.obs = None  # s_i, where the repetition began
 
     def reset(self, **kwargs):
         obs, info = self.env.reset(**kwargs)
-        if not np.isfinite(obs).all():  # refused before anything learns from it
-            raise ValueError(f"observation: not finite, got {obs}")
+        check_finite(obs)
         self.obs = np.array(obs)  # a copy: some envs update their observation array in place
         if self.update_stats:
-            # one sample: mean x, var 0, count 1
-            self.obs_stats.update_from_moments(self.obs, 0.0, 1)
+            self.obs_stats.update_from_moments(self.obs, 0.0, 1)  # one sample: mean s, var 0
         return obs, info
 
     def step(self, action):
-        if self.obs is None:
-            raise RuntimeError("SafeActionRepetition: call reset() before step()")
         action = np.asarray(action)
-        if action.shape != self.action_space.shape or not np.isfinite(action).all():
-            size = self.action_space.shape[0]
-            raise ValueError(f"action: needs {size} finite numbers, shape ({size},), "
-                             f"got {action!r}")
+        check_action(action, self.action_space)
         a = action
         u = 0.0  # the plain learner has no u
         if self.repeat:
             a = action[:-1]
-            u = (min(max(action[-1], -1.0), 1.0) + 1) / 2  # u ∈ [0, 1]
+            u = (min(max(action[-1], -1.0), 1.0) + 1) / 2
         d = u * self.max_d
-        # Δ = ||ñ(s) − ñ(s_i)|| / n (l2: / √n), ñ(s) = (s − mean)/(σ + 1e-3) with
-        # the running mean and std (Sec. 5; 1e-3: the authors' code): the mean cancels,
-        # so Δ weighs each dim of s − s_i by 1/((σ + 1e-3)·n), fixed for the repetition
+        # Δ(s, s_i) = Σ weight·|s − s_i|: ñ's mean cancels, each dim weighs 1/((std + 1e-3)·n)
         weight = self.delta_mask / ((np.sqrt(self.obs_stats.var) + 1e-3) * self.delta_divisor)
         s_i = self.obs
-        seen = []  # the repetition's observations
-        R = 0.0  # Σ_k γ_δ^k r_k
-        discount = 1.0
+        seen = []  # the repetition's states
+        R = 0.0
+        discount = 1.0  # γ_δ^k
         undiscounted = 0.0
         k = 0
         while True:
             obs, r, terminated, truncated, info = self.env.step(a)
-            if not np.isfinite(obs).all():  # refused before anything learns from it
-                raise ValueError(f"observation: not finite, got {obs}")
-            if not math.isfinite(r):
-                raise ValueError(f"reward: not finite, got {r}")
+            check_finite(obs, r)
             R += discount * r
             discount *= self.gamma_dt
             undiscounted += r
@@ -151,62 +130,62 @@ class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
                 distance = np.abs(obs - s_i) @ weight
             else:
                 distance = math.sqrt(np.square((obs - s_i) * weight).sum())
-            # out of eq. (6)'s region Δ ≤ d; a tie ends it too, as in the authors' code
-            if self.lambda_dt is None and distance >= d:
-                break
-            # eq. (8) as the authors' code has it: Δ over d_max, k·δ over t_max, u in d's place
-            if self.lambda_dt is not None:
+            stop = distance >= d  # out of the safe region; a tie too, as in the authors' code
+            if self.lambda_dt is not None:  # eq. 8 as the authors' code has it
                 lam = self.lambda_dt
-                if lam * distance / self.max_d + (1 - lam) * k * self.dt / self.max_t >= u:
-                    break
-        if self.update_stats:  # fold the repetition's observations in once, when it ends
+                stop = lam * distance / self.max_d + (1 - lam) * k * self.dt / self.max_t >= u
+            if stop:
+                break
+        if self.update_stats:
             batch = np.asarray(seen)
-            # np.mean and np.var written out: the same numbers at half the cost
+            # ñ's statistics take the mean and variance of the k states (np.mean, np.var: slower)
             mean = batch.sum(0) / k
             self.obs_stats.update_from_moments(mean, np.square(batch - mean).sum(0) / k, k)
         self.obs = seen[-1]
-        radius = d  # logged as safe_radius_mean: d for SAR; for λ-SAR u, its threshold in eq. (8)
+        safe_radius = d
         if self.lambda_dt is not None:
-            radius = u
-        info.update(w=k, safe_radius=radius, undiscounted_reward=undiscounted)
+            safe_radius = u  # λ-SAR's threshold (eq. 8)
+        info.update(w=k, safe_radius=safe_radius, undiscounted_reward=undiscounted)
         return obs, R, terminated, truncated, info
 
 
-def check_wrapped(env, dt, gamma_dt, max_t):
-    """(δ, γ_δ, observation size) for a repetition around `env`, checked: `dt` (seconds per step
-    of `env`) and `gamma_dt` (discount per step) are the env's own if it has them (envs.DtEnv
-    has both; an argument must agree), else the arguments; γ_δ = 0.99 if neither."""
-    own = None  # the env's own δ, if it has one
-    if env.has_wrapper_attr("dt"):
-        own = env.get_wrapper_attr("dt")
-    if dt is not None and own is not None and not math.isclose(dt, own, rel_tol=1e-9):
-        raise ValueError(f"dt: the env steps {own!r} s, got {dt!r} "
-                         "(leave dt out to take the env's)")
-    if own is not None:
-        dt = own
-    own = None  # the env's own γ_δ, if it has one
-    if env.has_wrapper_attr("gamma_dt"):
-        own = env.get_wrapper_attr("gamma_dt")
-    if gamma_dt is not None and own is not None and not math.isclose(gamma_dt, own, rel_tol=1e-9):
-        raise ValueError(f"gamma_dt: the env discounts {own!r} a step, got {gamma_dt!r} "
-                         "(leave gamma_dt out to take the env's)")
-    if own is not None:
-        gamma_dt = own
+def dt_and_gamma_dt(env, dt, gamma_dt, max_t):
+    """δ (seconds per step of `env`) and γ_δ (discount per step) of a repetition around `env`: the
+    env's own where it has them (envs.DtEnv has both; a value given must agree), else the values
+    given; γ_δ = 0.99 if neither. Checked, with max_t and the env's spaces (1-D Boxes)."""
+    given = {"dt": dt, "gamma_dt": gamma_dt}
+    for name, value in given.items():
+        if not env.has_wrapper_attr(name):
+            continue
+        own = env.get_wrapper_attr(name)
+        if value is not None and not math.isclose(value, own, rel_tol=1e-9):
+            raise ValueError(f"{name}: the env's is {own!r}, got {value!r} (leave it out)")
+        given[name] = own
+    dt, gamma_dt = given["dt"], given["gamma_dt"]
     if gamma_dt is None:
         gamma_dt = 0.99
-    space, box = env.observation_space, gym.spaces.Box
-    if not (isinstance(space, box) and len(space.shape) == 1 and isinstance(env.action_space, box)
-            and len(env.action_space.shape) == 1):
-        raise ValueError("env: needs 1-D Box observations and actions (flatten them first), "
-                         f"got {space} and {env.action_space}")
-    checks = [("dt", dt, dt is not None and 0 < dt < math.inf),
-              ("gamma_dt", gamma_dt, 0 < gamma_dt <= 1),
-              ("max_t", max_t, 0 < max_t <= MAX_T_CAP or max_t == math.inf)]
-    for name, value, ok in checks:
-        if not ok:
-            hint = " (pass dt= for an env without one)" if dt is None else ""
-            raise ValueError(f"{name}: out of range, got {value}{hint}")
-    return dt, gamma_dt, space.shape[0]
+    spaces = env.observation_space, env.action_space
+    if not all(isinstance(space, gym.spaces.Box) and len(space.shape) == 1 for space in spaces):
+        raise ValueError(f"env: needs 1-D Box observations and actions, got {spaces}")
+    if dt is None or not 0 < dt < math.inf:
+        raise ValueError(f"dt: seconds per step of the env (pass dt= if it has none), got {dt}")
+    if not 0 < gamma_dt <= 1:
+        raise ValueError(f"gamma_dt: a discount in (0, 1], got {gamma_dt}")
+    if not (0 < max_t <= MAX_T_CAP or max_t == math.inf):
+        raise ValueError(f"max_t: seconds in (0, {MAX_T_CAP}] or inf, got {max_t}")
+    return dt, gamma_dt
+
+
+def check_action(action, space):
+    if action.shape != space.shape or not np.isfinite(action).all():
+        raise ValueError(f"action: needs {space.shape[0]} finite numbers, got {action!r}")
+
+
+def check_finite(obs, r=0.0):  # refused before anything learns from it
+    if not np.isfinite(obs).all():
+        raise ValueError(f"observation: not finite, got {obs}")
+    if not math.isfinite(r):
+        raise ValueError(f"reward: not finite, got {r}")
 
 
 # ------------------------------------------------------- the autoregressive policy (App. G)
@@ -302,13 +281,12 @@ def layer_init(layer, std=np.sqrt(2), bias_const=0.0):
 
 
 class Agent(nn.Module):
-    """Separate actor and critic MLPs, 2×256 ReLU (App. J.3). Gaussian policy: a state-independent
-    log-std for the K task dims (`num_actions`, the task's own), a state-dependent one for the
-    repetition dim (added when `repeat`). `authors_head`, to measure the authors' code: "sb2"
-    (their TRPO) gives the last dim a head of gain 1 and bias 0, a task dim's too without a
-    repetition dim; "sb3" (their A2C) leaves the repetition head at PyTorch's default init."""
+    """Separate actor and critic MLPs, 2×256 ReLU (App. J.3). Gaussian policy: one linear head of
+    means; log σ a parameter for the K task dims and, for the repetition dim u (if `repeat`), a
+    linear head of the state. `sb3_u_init`: that head at PyTorch's default init, as in the
+    authors' A2C."""
 
-    def __init__(self, obs_dim, num_actions, repeat, init_logstd=0.0, authors_head=None):
+    def __init__(self, obs_dim, num_actions, repeat, init_logstd=0.0, sb3_u_init=False):
         super().__init__()
         self.critic = nn.Sequential(
             layer_init(nn.Linear(obs_dim, 256)), nn.ReLU(),
@@ -318,16 +296,11 @@ class Agent(nn.Module):
             layer_init(nn.Linear(obs_dim, 256)), nn.ReLU(),
             layer_init(nn.Linear(256, 256)), nn.ReLU())
         self.actor_mean = layer_init(nn.Linear(256, num_actions + int(repeat)), std=0.01)
-        logstd_dims = num_actions  # the dims of a state-independent log-std
-        if authors_head == "sb2" and not repeat:
-            logstd_dims = num_actions - 1
-        self.actor_logstd = nn.Parameter(torch.full((logstd_dims,), init_logstd))
-        self.repeat_logstd = None  # the last dim's state-dependent log-std: the repetition dim's
-        if repeat and authors_head is None:
+        self.actor_logstd = nn.Parameter(torch.full((num_actions,), init_logstd))
+        self.repeat_logstd = None  # u's log σ (the plain learner has no u)
+        if repeat and not sb3_u_init:
             self.repeat_logstd = layer_init(nn.Linear(256, 1), std=0.01, bias_const=init_logstd)
-        elif authors_head == "sb2":
-            self.repeat_logstd = layer_init(nn.Linear(256, 1), std=1.0)
-        elif authors_head == "sb3" and repeat:
+        if repeat and sb3_u_init:
             self.repeat_logstd = nn.Linear(256, 1)
 
     def dist(self, x):
@@ -335,19 +308,18 @@ class Agent(nn.Module):
         logstd = self.actor_logstd.expand(x.shape[0], -1)
         if self.repeat_logstd is not None:
             logstd = torch.cat([logstd, self.repeat_logstd(hidden)], dim=1)
-        # validate_args=False: checking the arguments costs more than the Gaussian itself at these
-        # sizes
-        return Normal(self.actor_mean(hidden), logstd.clamp(-20, 2).exp(), validate_args=False)
+        std = logstd.clamp(-20, 2).exp()  # log σ within [-20, 2], as in the authors' code
+        # validate_args=False: the check costs more than the Gaussian at these sizes
+        return Normal(self.actor_mean(hidden), std, validate_args=False)
 
 
-def normalize(x, stats, on, update=False, clip=10.0):
-    """Running mean/std normalization, clipped to ±10 (SB3's VecNormalize); `update`: x joins the
-    statistics first."""
-    if on and update:
-        # one sample: mean x, var 0, count 1 (cheaper than update()'s np.var)
-        stats.update_from_moments(x, 0.0, 1)
-    if not on:
+def normalize(x, stats, norm_obs, update=False, clip=10.0):
+    """x as float32; if `norm_obs`, normalised by the running mean and std `stats` and clipped to
+    ±10 (SB3's VecNormalize), after x joins the statistics if `update`."""
+    if not norm_obs:
         return np.asarray(x, dtype=np.float32)
+    if update:
+        stats.update_from_moments(x, 0.0, 1)  # one sample: mean x, var 0 (update's np.var: slower)
     return np.clip((x - stats.mean) / np.sqrt(stats.var + 1e-8), -clip, clip).astype(np.float32)
 
 
@@ -366,8 +338,10 @@ def compute_gae(rewards, values, next_values, discounts, dones, gae_lambda):
 
 def ppo_update(agent, arp, optimizer, batch, args, rng):
     """PPO's update (Schulman et al., 2017, eq. 9): `update_epochs` passes over the rollout in
-    minibatches, each step on the clipped surrogate plus the value MSE. Returns the update's
-    logged means. π(a_t|s_t) is ARP's: the Gaussian of a_t given its last p steps."""
+    minibatches, each a step on the clipped surrogate plus vf_coef·MSE(V, return). As the authors'
+    code, unlike CleanRL: no ½ in the value loss, no value clipping, a constant learning rate.
+    π(a_t|s_t) is ARP's: the Gaussian of a_t given its last p steps. Returns the update's logged
+    means."""
     tensors = map(torch.as_tensor, batch)
     b_obs, b_actions, b_logprobs, b_advantages, b_returns, b_lag_index, b_stored_lags = tensors
     n = len(b_obs)
@@ -603,95 +577,112 @@ def evaluate(args, decision_env, agent, obs_rms, repetition_stats):
 
 # ================================================================ the flags
 TOTAL_STEPS = 1_000_000  # decisions, the default budget
-# Table 2; init_logstd: the authors' sb3/repeat/main.py
-PPO_DEFAULTS = {"num_steps": 2048, "update_epochs": 10, "minibatch_size": 64, "gae_lambda": 0.95,
-                "init_logstd": 0.0}
 CLIP_COEF = 0.2  # PPO's ratio clip ε (Table 2)
+PRESETS = """defaults that hang on other flags (where the flag is not given):
+  --env-id Ant-v5   --no-norm-obs --no-norm-reward (the paper's choice)
+  --env-id, --scale-lr   --arp-p, --arp-alpha: App. G's for the task (ARP_TABLE)"""
 
 
 def parse_args(argv=None):
-    """The flags, each checked on its own; then the rules between flags and the defaults that hang on other flags;
-    then the names of the method and the run."""
-    args = make_parser().parse_args(argv)
-    check_args(args)
+    """The flags, each checked on its own; then the presets and the rules between flags; then the
+    names of the method and the run."""
+    parser = make_parser()
+    args = parser.parse_args(argv)
+    check_args(args, bookkeeping.given_flags(parser, argv))
     name_run(args)
     return args
 
 
 def make_parser():
     p = bookkeeping.parser(__doc__)
-    envs.add_flags(p)  # --env-id, --dt; --noise, --noise-prob, --noise-std, --hold-penalty (Sec. 5.2, App. H)
-    p.add_argument("--seed", type=bookkeeping.SEED, default=1, help="seeds torch, numpy and the env")
+    p.epilog = PRESETS
+    envs.add_flags(p)  # --env-id, --dt; the stochastic settings (--noise, ...)
+    p.add_argument("--seed", type=bookkeeping.SEED, default=1,
+                   help="seeds torch, numpy and the env")
     bookkeeping.add_budget_flags(p, TOTAL_STEPS)  # --total-steps, or --physical-time
     # The method (App. G)
-    p.add_argument("--arp-p", type=within(int, 1, 10), help="the AR process's order p (default: App. G's for the task)")
-    p.add_argument("--arp-alpha", type=checked(float, lambda v: 0 <= v < 1, "must lie in [0, 1)"),
-                   help="α: the noise's smoothness, 0 for white noise (default: App. G's for the task)")
-    p.add_argument("--scale-lr", action="store_true", help="lr·δ/δ0 and App. G's (p, α) of ARP-PPO (scaled)")
+    p.add_argument("--arp-p", type=within(int, 1, 10), help="the AR process's order p")
+    alpha = checked(float, lambda v: 0 <= v < 1, "must lie in [0, 1)")
+    p.add_argument("--arp-alpha", type=alpha, help="α: the noise's smoothness, 0 for white noise")
+    p.add_argument("--scale-lr", action="store_true",
+                   help="lr·δ/δ0 and App. G's (p, α) of ARP-PPO (scaled)")
     # PPO (App. J.3, Table 2)
-    p.add_argument("--learning-rate", type=within(float, 0, 1, open_low=True), default=1e-4, help="Adam's step size")
-    p.add_argument("--adam-eps", type=within(float, 1e-12, 1), default=1e-5, help="Adam's epsilon")
-    p.add_argument("--num-steps", type=within(int, 2, 2 ** 20),
-                   help=f"decision steps per update ({PPO_DEFAULTS['num_steps']})")
-    p.add_argument("--update-epochs", type=within(int, 1, 1000),
-                   help=f"passes over a rollout per update ({PPO_DEFAULTS['update_epochs']})")
-    p.add_argument("--minibatch-size", type=within(int, 2, 2 ** 20),
-                   help=f"decisions per gradient step ({PPO_DEFAULTS['minibatch_size']})")
-    p.add_argument("--gamma", type=within(float, 0, 1, open_low=True), default=0.99, help="discount per δ0 (App. J.2)")
-    p.add_argument("--gae-lambda", type=within(float, 0, 1),
-                   help=f"GAE λ, per decision step ({PPO_DEFAULTS['gae_lambda']})")
-    p.add_argument("--init-logstd", type=within(float, -20, 2), help=f"the policy's initial log-std "
-                   f"({PPO_DEFAULTS['init_logstd']:g})")
+    p.add_argument("--learning-rate", type=within(float, 0, 1, open_low=True), default=1e-4,
+                   help="Adam's step size")
+    p.add_argument("--adam-eps", type=within(float, 1e-12, 1), default=1e-5,
+                   help="Adam's epsilon")
+    p.add_argument("--num-steps", type=within(int, 2, 2 ** 20), default=2048,
+                   help="decision steps per update")
+    p.add_argument("--update-epochs", type=within(int, 1, 1000), default=10,
+                   help="passes over a rollout per update")
+    p.add_argument("--minibatch-size", type=within(int, 2, 2 ** 20), default=64,
+                   help="decisions per gradient step")
+    p.add_argument("--gamma", type=within(float, 0, 1, open_low=True), default=0.99,
+                   help="discount per δ0 (App. J.2)")
+    p.add_argument("--gae-lambda", type=within(float, 0, 1), default=0.95,
+                   help="GAE λ, per decision step")
+    p.add_argument("--init-logstd", type=within(float, -20, 2), default=0.0,
+                   help="the policy's initial log σ")
     p.add_argument("--clip-coef", type=within(float, 0, 10, open_low=True), default=CLIP_COEF,
                    help="PPO's ratio clip ε")
-    p.add_argument("--vf-coef", type=within(float, 0, 1000, open_low=True), default=0.5, help="value loss weight")
-    p.add_argument("--ent-coef", type=within(float, 0, 1000), default=0.0, help="entropy bonus weight")
-    p.add_argument("--max-grad-norm", type=within(float, 0, 1e6, open_low=True), default=0.5, help="gradient clipping")
-    p.add_argument("--norm-obs", action=argparse.BooleanOptionalAction, help="normalise inputs (default: not on Ant)")
-    p.add_argument("--norm-reward", action=argparse.BooleanOptionalAction, help="scale rewards (default: not on Ant)")
-    bookkeeping.add_run_flags(p)  # --eval-every, --eval-episodes, --log-dir, --run-name, --checkpoint-every, ...
+    p.add_argument("--vf-coef", type=within(float, 0, 1000, open_low=True), default=0.5,
+                   help="value loss weight")
+    p.add_argument("--ent-coef", type=within(float, 0, 1000), default=0.0,
+                   help="entropy bonus weight")
+    p.add_argument("--max-grad-norm", type=within(float, 0, 1e6, open_low=True), default=0.5,
+                   help="gradient clipping")
+    p.add_argument("--norm-obs", action=argparse.BooleanOptionalAction, default=True,
+                   help="normalise inputs (Ant: off)")
+    p.add_argument("--norm-reward", action=argparse.BooleanOptionalAction, default=True,
+                   help="scale rewards (Ant: off)")
+    bookkeeping.add_run_flags(p)  # --eval-every, --log-dir, --run-name, --resume, ...
     return p
 
 
-def check_args(args):
-    """What no single flag sees, in one table; then the defaults that hang on other flags."""
-    envs.check_flags(args)  # --dt in seconds; the stochastic settings where the paper defines them
-    for name, default in PPO_DEFAULTS.items():
-        if getattr(args, name) is None:
-            setattr(args, name, default)
-    args.minibatch_size = args.minibatch_size or args.num_steps
-    for flag, ok, rule in [  # what no single flag sees
-            ("--arp-p/--arp-alpha", args.env_id in ARP_TABLE or None not in (args.arp_p, args.arp_alpha),
+def check_args(args, given):
+    """The presets for the flags not `given`, then the rules between flags."""
+    envs.check_flags(args)  # --dt in seconds; the stochastic settings where the paper has them
+    presets = {}
+    if args.env_id in ARP_TABLE:
+        presets["arp_p"], presets["arp_alpha"] = ARP_TABLE[args.env_id][args.scale_lr]
+    if args.env_id.split("-")[0] == "Ant":
+        presets.update(norm_obs=False, norm_reward=False)
+    for name, value in presets.items():
+        if name not in given:
+            setattr(args, name, value)
+    batches = f"{args.num_steps} decisions in minibatches of {args.minibatch_size}"
+    for flag, holds, rule in [
+            ("--arp-p/--arp-alpha", None not in (args.arp_p, args.arp_alpha),
              f"App. G gives them for {', '.join(ARP_TABLE)} only; pass both for {args.env_id}"),
             ("--num-steps/--minibatch-size", args.minibatch_size <= args.num_steps,
-             f"--minibatch-size {args.minibatch_size} must not exceed --num-steps {args.num_steps}"),
+             f"--minibatch-size {args.minibatch_size} must not exceed "
+             f"--num-steps {args.num_steps}"),
             ("--num-steps/--minibatch-size", args.num_steps % args.minibatch_size != 1,
-             f"{args.num_steps} decisions in minibatches of {args.minibatch_size} leave a last one of one decision, "
-             "whose advantages have no std")]:
-        if not ok:
+             f"{batches} leave a last one of one decision, whose advantages have no std")]:
+        if not holds:
             fail(f"{flag}: {rule}")
     bookkeeping.check_budget(args, TOTAL_STEPS)
-    task = args.env_id.split("-")[0]
-    args.norm_obs, args.norm_reward = (task != "Ant" if on is None else on for on in (args.norm_obs, args.norm_reward))
-    paper_p, paper_alpha = ARP_TABLE.get(args.env_id, ((None, None), (None, None)))[args.scale_lr]
-    args.arp_p = paper_p if args.arp_p is None else args.arp_p
-    args.arp_alpha = paper_alpha if args.arp_alpha is None else args.arp_alpha
 
 
 def name_run(args):
-    """The method's name, its base then each method flag off its default (the paper's variants, App. I), and the
-    run's: <env>__<slug>__dt<δ>[__<setting>]__s<seed>."""
-    args.method, slug = ("ARP-PPO (scaled)", "arp-ppo-scaled") if args.scale_lr else ("ARP-PPO", "arp-ppo")
+    """The method's name, its base then each method flag off its default (the paper's variants,
+    App. I), and the run's: <env>__<slug>__dt<δ>[__<setting>]__s<seed>."""
+    args.method, slug = "ARP-PPO", "arp-ppo"
+    if args.scale_lr:
+        args.method, slug = "ARP-PPO (scaled)", "arp-ppo-scaled"
     paper = ARP_TABLE.get(args.env_id, ((None, None), (None, None)))[args.scale_lr]
-    variants = [(name, part) for off_default, name, part in [  # (name, run-name part)
-        ((args.arp_p, args.arp_alpha) != paper, f"p={args.arp_p}, α={args.arp_alpha:.12g}",
-         f"p{args.arp_p}-alpha{args.arp_alpha:.12g}")] if off_default]
-    args.method += f" ({', '.join(name for name, _ in variants)})" if variants else ""
+    variants = []  # (in the method's name, in the run's name)
+    if (args.arp_p, args.arp_alpha) != paper:
+        variants.append((f"p={args.arp_p}, α={args.arp_alpha:.12g}",
+                         f"p{args.arp_p}-alpha{args.arp_alpha:.12g}"))
+    if variants:
+        args.method += f" ({', '.join(name for name, _ in variants)})"
     slug = "-".join([slug] + [part for _, part in variants])
     setting = envs.setting(args)  # the stochastic setting's part of the run name, if any
-    if args.physical_time is not None:  # a budget of physical time: its own runs
+    if args.physical_time is not None:  # a budget of physical time: runs of its own
         setting += f"__T{args.physical_time:g}"
-    args.run_name = args.run_name or f"{args.env_id}__{slug}__dt{args.dt:g}{setting}__s{args.seed}"
+    if args.run_name is None:
+        args.run_name = f"{args.env_id}__{slug}__dt{args.dt:g}{setting}__s{args.seed}"
 
 
 # ================================================================ what bookkeeping.py needs of this script

@@ -22,43 +22,43 @@ from torch.distributions.normal import Normal
 
 import bookkeeping
 import envs
-from bookkeeping import fail, within
+from bookkeeping import checked, fail, within
 
-MAX_T = 0.05  # t_max (s): the longest duration t = u·t_max (App. J.3)
+MAX_T = 0.05  # t_max (s), the longest repetition (App. J.3)
 MAX_T_CAP = 1000  # (s) the largest finite t_max taken, by the flag and the wrapper alike
 
 
 class DurativeRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
-    """FiGAR-C's durative actions (Sec. 4.2) around a gymnasium env with 1-D Box spaces; a `step` is
-    one decision.
+    """FiGAR-C's durative actions (Sec. 4.2): one `step` is one decision.
 
-    The action is [a, u_raw], u = (u_raw + 1)/2 ∈ [0, 1]; `a` is repeated for ⌈t/δ⌉ δ-steps
-    with t = u·max_t (at least min_steps), or until the episode ends, blind to the state
-    meanwhile. With limit_t=False u is not clipped above, so t can exceed max_t (App. I).
-    TaCoS's map (Treven et al., 2024), `tacos_map=True`: k = ⌊K_MIN + (K − K_MIN)·u⌋ δ-steps
-    in whole numbers, K = ⌊max_t/δ⌋, K_MIN = min_steps. Under either map `a` reaches the env
-    unclipped (main clips it). `step` returns R = Σ_k γ_δ^k r_k over its k δ-steps,
-    info["w"] = k and info["undiscounted_reward"] = Σ_k r_k; the env's own info keys are its
-    last δ-step's. One env, not a vector of them. At another δ the env must be the task at δ
-    (γ_δ, r·δ/δ0, its time limit in seconds), as envs.make_env makes it.
+    The action is [a, u_raw], u = (u_raw + 1)/2 ∈ [0, 1]. `a` is repeated for ⌈t/δ⌉ δ-steps with
+    t = u·max_t (at least min_steps), or until the episode ends, blind to the state meanwhile.
+    limit_t=False leaves u unclipped above, so t can pass max_t (App. I). TaCoS's map (Treven et
+    al., 2024), tacos_map=True: k = ⌊K_MIN + (K − K_MIN)·u⌋ δ-steps in whole numbers, K =
+    ⌊max_t/δ⌋, K_MIN = min_steps.
+
+    `step` returns R = Σ_k γ_δ^k r_k over its k δ-steps and info w = k, undiscounted_reward =
+    Σ_k r_k. The env is a task at δ as envs.make_env makes it, or any env with 1-D Box spaces
+    and a `dt` given.
     """
 
     def __init__(self, env, max_t=MAX_T, limit_t=True, dt=None, gamma_dt=None, min_steps=1,
                  tacos_map=False):
-        gym.utils.RecordConstructorArgs.__init__(self, max_t=max_t, limit_t=limit_t, dt=dt,
-                                                 gamma_dt=gamma_dt, min_steps=min_steps,
-                                                 tacos_map=tacos_map)
+        # env.spec keeps the arguments: gym.make(env.spec) makes the wrapper again
+        gym.utils.RecordConstructorArgs.__init__(
+            self, max_t=max_t, limit_t=limit_t, dt=dt, gamma_dt=gamma_dt, min_steps=min_steps,
+            tacos_map=tacos_map)
         gym.Wrapper.__init__(self, env)
-        self.dt, self.gamma_dt, _ = check_wrapped(env, dt, gamma_dt, max_t)
+        self.dt, self.gamma_dt = dt_and_gamma_dt(env, dt, gamma_dt, max_t)
         if max_t == math.inf:
             raise ValueError("max_t: a duration t = u·max_t needs a finite max_t, got inf")
-        self.max_t = max_t
         self.longest_hold = math.floor(max_t / self.dt + 1e-9)  # K, in whole δ-steps
         if not (isinstance(min_steps, int) and 1 <= min_steps <= max(1, self.longest_hold)):
             raise ValueError(f"min_steps: whole δ-steps from 1 to max_t/δ = {self.longest_hold}, "
                              f"got {min_steps!r}")
         if tacos_map and not limit_t:
             raise ValueError("tacos_map: TaCoS's holds end at max_t; it takes limit_t=True")
+        self.max_t = max_t
         self.min_steps = min_steps
         self.tacos_map = tacos_map
         one_step = limit_t and max_t <= self.dt * (1 + 1e-9)
@@ -67,42 +67,34 @@ class DurativeRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
         if one_step:
             warnings.warn(f"max_t = {max_t} s holds one δ-step of {self.dt} s at most: "
                           "no action can be repeated", stacklevel=2)
-        low, high = env.action_space.low, env.action_space.high
-        # --no-limit-t: u is not clipped above
         u_high = np.float32(1)
         if not limit_t:
             u_high = np.float32(np.inf)
-        self.action_space = gym.spaces.Box(np.append(low, np.float32(-1)), np.append(high, u_high))
+        low = np.append(env.action_space.low, np.float32(-1))
+        high = np.append(env.action_space.high, u_high)
+        self.action_space = gym.spaces.Box(low, high)
 
     def reset(self, **kwargs):
         obs, info = self.env.reset(**kwargs)
-        if not np.isfinite(obs).all():  # refused before anything learns from it
-            raise ValueError(f"observation: not finite, got {obs}")
+        check_finite(obs)
         return obs, info
 
     def step(self, action):
         action = np.asarray(action)
-        if action.shape != self.action_space.shape or not np.isfinite(action).all():
-            size = self.action_space.shape[0]
-            raise ValueError(f"action: needs {size} finite numbers, shape ({size},), "
-                             f"got {action!r}")
-        # u ∈ [0, 1], unless limit_t is off
-        u = (min(max(action[-1], -1.0), self.action_space.high[-1]) + 1) / 2
+        check_action(action, self.action_space)
         a = action[:-1]
+        u = (min(max(action[-1], -1.0), self.action_space.high[-1]) + 1) / 2
         if self.tacos_map:  # TaCoS: ⌊K_MIN + (K − K_MIN)·u⌋ δ-steps, floored once
             steps = math.floor(self.min_steps + (self.longest_hold - self.min_steps) * u)
         else:  # FiGAR-C: ⌈t/δ⌉ with t = u·t_max, at least K_MIN
             steps = max(self.min_steps, math.ceil(u * self.max_t / self.dt - 1e-9))
-        R = 0.0  # Σ_k γ_δ^k r_k
-        discount = 1.0
+        R = 0.0
+        discount = 1.0  # γ_δ^k
         undiscounted = 0.0
         k = 0
         while True:
             obs, r, terminated, truncated, info = self.env.step(a)
-            if not np.isfinite(obs).all():  # refused before anything learns from it
-                raise ValueError(f"observation: not finite, got {obs}")
-            if not math.isfinite(r):
-                raise ValueError(f"reward: not finite, got {r}")
+            check_finite(obs, r)
             R += discount * r
             discount *= self.gamma_dt
             undiscounted += r
@@ -113,41 +105,43 @@ class DurativeRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
         return obs, R, terminated, truncated, info
 
 
-def check_wrapped(env, dt, gamma_dt, max_t):
-    """(δ, γ_δ, observation size) for a repetition around `env`, checked: `dt` (seconds per step
-    of `env`) and `gamma_dt` (discount per step) are the env's own if it has them (envs.DtEnv
-    has both; an argument must agree), else the arguments; γ_δ = 0.99 if neither."""
-    own = None  # the env's own δ, if it has one
-    if env.has_wrapper_attr("dt"):
-        own = env.get_wrapper_attr("dt")
-    if dt is not None and own is not None and not math.isclose(dt, own, rel_tol=1e-9):
-        raise ValueError(f"dt: the env steps {own!r} s, got {dt!r} "
-                         "(leave dt out to take the env's)")
-    if own is not None:
-        dt = own
-    own = None  # the env's own γ_δ, if it has one
-    if env.has_wrapper_attr("gamma_dt"):
-        own = env.get_wrapper_attr("gamma_dt")
-    if gamma_dt is not None and own is not None and not math.isclose(gamma_dt, own, rel_tol=1e-9):
-        raise ValueError(f"gamma_dt: the env discounts {own!r} a step, got {gamma_dt!r} "
-                         "(leave gamma_dt out to take the env's)")
-    if own is not None:
-        gamma_dt = own
+def dt_and_gamma_dt(env, dt, gamma_dt, max_t):
+    """δ (seconds per step of `env`) and γ_δ (discount per step) of a repetition around `env`: the
+    env's own where it has them (envs.DtEnv has both; a value given must agree), else the values
+    given; γ_δ = 0.99 if neither. Checked, with max_t and the env's spaces (1-D Boxes)."""
+    given = {"dt": dt, "gamma_dt": gamma_dt}
+    for name, value in given.items():
+        if not env.has_wrapper_attr(name):
+            continue
+        own = env.get_wrapper_attr(name)
+        if value is not None and not math.isclose(value, own, rel_tol=1e-9):
+            raise ValueError(f"{name}: the env's is {own!r}, got {value!r} (leave it out)")
+        given[name] = own
+    dt, gamma_dt = given["dt"], given["gamma_dt"]
     if gamma_dt is None:
         gamma_dt = 0.99
-    space, box = env.observation_space, gym.spaces.Box
-    if not (isinstance(space, box) and len(space.shape) == 1 and isinstance(env.action_space, box)
-            and len(env.action_space.shape) == 1):
-        raise ValueError("env: needs 1-D Box observations and actions (flatten them first), "
-                         f"got {space} and {env.action_space}")
-    checks = [("dt", dt, dt is not None and 0 < dt < math.inf),
-              ("gamma_dt", gamma_dt, 0 < gamma_dt <= 1),
-              ("max_t", max_t, 0 < max_t <= MAX_T_CAP or max_t == math.inf)]
-    for name, value, ok in checks:
-        if not ok:
-            hint = " (pass dt= for an env without one)" if dt is None else ""
-            raise ValueError(f"{name}: out of range, got {value}{hint}")
-    return dt, gamma_dt, space.shape[0]
+    spaces = env.observation_space, env.action_space
+    if not all(isinstance(space, gym.spaces.Box) and len(space.shape) == 1 for space in spaces):
+        raise ValueError(f"env: needs 1-D Box observations and actions, got {spaces}")
+    if dt is None or not 0 < dt < math.inf:
+        raise ValueError(f"dt: seconds per step of the env (pass dt= if it has none), got {dt}")
+    if not 0 < gamma_dt <= 1:
+        raise ValueError(f"gamma_dt: a discount in (0, 1], got {gamma_dt}")
+    if not (0 < max_t <= MAX_T_CAP or max_t == math.inf):
+        raise ValueError(f"max_t: seconds in (0, {MAX_T_CAP}] or inf, got {max_t}")
+    return dt, gamma_dt
+
+
+def check_action(action, space):
+    if action.shape != space.shape or not np.isfinite(action).all():
+        raise ValueError(f"action: needs {space.shape[0]} finite numbers, got {action!r}")
+
+
+def check_finite(obs, r=0.0):  # refused before anything learns from it
+    if not np.isfinite(obs).all():
+        raise ValueError(f"observation: not finite, got {obs}")
+    if not math.isfinite(r):
+        raise ValueError(f"reward: not finite, got {r}")
 
 
 # ---------------------------------------------------------------- the agent
@@ -158,13 +152,12 @@ def layer_init(layer, std=np.sqrt(2), bias_const=0.0):
 
 
 class Agent(nn.Module):
-    """Separate actor and critic MLPs, 2×256 ReLU (App. J.3). Gaussian policy: a state-independent
-    log-std for the K task dims (`num_actions`, the task's own), a state-dependent one for the
-    repetition dim (added when `repeat`). `authors_head`, to measure the authors' code: "sb2"
-    (their TRPO) gives the last dim a head of gain 1 and bias 0, a task dim's too without a
-    repetition dim; "sb3" (their A2C) leaves the repetition head at PyTorch's default init."""
+    """Separate actor and critic MLPs, 2×256 ReLU (App. J.3). Gaussian policy: one linear head of
+    means; log σ a parameter for the K task dims and, for the repetition dim u (if `repeat`), a
+    linear head of the state. `sb3_u_init`: that head at PyTorch's default init, as in the
+    authors' A2C."""
 
-    def __init__(self, obs_dim, num_actions, repeat, init_logstd=0.0, authors_head=None):
+    def __init__(self, obs_dim, num_actions, repeat, init_logstd=0.0, sb3_u_init=False):
         super().__init__()
         self.critic = nn.Sequential(
             layer_init(nn.Linear(obs_dim, 256)), nn.ReLU(),
@@ -174,16 +167,11 @@ class Agent(nn.Module):
             layer_init(nn.Linear(obs_dim, 256)), nn.ReLU(),
             layer_init(nn.Linear(256, 256)), nn.ReLU())
         self.actor_mean = layer_init(nn.Linear(256, num_actions + int(repeat)), std=0.01)
-        logstd_dims = num_actions  # the dims of a state-independent log-std
-        if authors_head == "sb2" and not repeat:
-            logstd_dims = num_actions - 1
-        self.actor_logstd = nn.Parameter(torch.full((logstd_dims,), init_logstd))
-        self.repeat_logstd = None  # the last dim's state-dependent log-std: the repetition dim's
-        if repeat and authors_head is None:
+        self.actor_logstd = nn.Parameter(torch.full((num_actions,), init_logstd))
+        self.repeat_logstd = None  # u's log σ (the plain learner has no u)
+        if repeat and not sb3_u_init:
             self.repeat_logstd = layer_init(nn.Linear(256, 1), std=0.01, bias_const=init_logstd)
-        elif authors_head == "sb2":
-            self.repeat_logstd = layer_init(nn.Linear(256, 1), std=1.0)
-        elif authors_head == "sb3" and repeat:
+        if repeat and sb3_u_init:
             self.repeat_logstd = nn.Linear(256, 1)
 
     def dist(self, x):
@@ -191,19 +179,18 @@ class Agent(nn.Module):
         logstd = self.actor_logstd.expand(x.shape[0], -1)
         if self.repeat_logstd is not None:
             logstd = torch.cat([logstd, self.repeat_logstd(hidden)], dim=1)
-        # validate_args=False: checking the arguments costs more than the Gaussian itself at these
-        # sizes
-        return Normal(self.actor_mean(hidden), logstd.clamp(-20, 2).exp(), validate_args=False)
+        std = logstd.clamp(-20, 2).exp()  # log σ within [-20, 2], as in the authors' code
+        # validate_args=False: the check costs more than the Gaussian at these sizes
+        return Normal(self.actor_mean(hidden), std, validate_args=False)
 
 
-def normalize(x, stats, on, update=False, clip=10.0):
-    """Running mean/std normalization, clipped to ±10 (SB3's VecNormalize); `update`: x joins the
-    statistics first."""
-    if on and update:
-        # one sample: mean x, var 0, count 1 (cheaper than update()'s np.var)
-        stats.update_from_moments(x, 0.0, 1)
-    if not on:
+def normalize(x, stats, norm_obs, update=False, clip=10.0):
+    """x as float32; if `norm_obs`, normalised by the running mean and std `stats` and clipped to
+    ±10 (SB3's VecNormalize), after x joins the statistics if `update`."""
+    if not norm_obs:
         return np.asarray(x, dtype=np.float32)
+    if update:
+        stats.update_from_moments(x, 0.0, 1)  # one sample: mean x, var 0 (update's np.var: slower)
     return np.clip((x - stats.mean) / np.sqrt(stats.var + 1e-8), -clip, clip).astype(np.float32)
 
 
@@ -222,11 +209,11 @@ def compute_gae(rewards, values, next_values, discounts, dones, gae_lambda):
 
 def ppo_update(agent, optimizer, batch, args, rng):
     """PPO's update (Schulman et al., 2017, eq. 9): `update_epochs` passes over the rollout in
-    minibatches, each step on the clipped surrogate plus the value MSE. Returns the update's logged
-    means. With --a2c it is A2C's step (Huang et al., 2022): one pass, one minibatch, raw
-    advantages; the ratio is 1, so the gradient is −A·∇log π. `batch`: float32 arrays (obs,
-    actions, log-probs, advantages, returns); `args`: the flags update_epochs, minibatch_size,
-    clip_coef, ent_coef, vf_coef, max_grad_norm and a2c."""
+    minibatches, each a step on the clipped surrogate plus vf_coef·MSE(V, return). As the authors'
+    code, unlike CleanRL: no ½ in the value loss, no value clipping, a constant learning rate.
+    With --a2c it is A2C (Huang et al., 2022): one pass, one minibatch, raw advantages; the ratio
+    is 1, so the gradient is −A·∇log π. `batch`: float32 arrays (obs, actions, log-probs,
+    advantages, returns). Returns the update's logged means."""
     b_obs, b_actions, b_logprobs, b_advantages, b_returns = map(torch.as_tensor, batch)
     n = len(b_obs)
     names = ("policy_loss", "value_loss", "approx_kl", "clip_fraction", "entropy")
@@ -300,11 +287,8 @@ def main(argv=None):
     if args.scale_lr:  # PPO (scaled), App. F.2
         learning_rate = args.learning_rate * (dt / dt0)
 
-    authors_head = None
-    if args.sb3_u_init:
-        authors_head = "sb3"
     agent = Agent(obs_dim, env.unwrapped.action_space.shape[0], repeat=True,
-                  init_logstd=args.init_logstd, authors_head=authors_head)
+                  init_logstd=args.init_logstd, sb3_u_init=args.sb3_u_init)
     if args.a2c:  # RMSprop (Table 4)
         optimizer = torch.optim.RMSprop(agent.parameters(), lr=learning_rate, alpha=0.99,
                                         eps=args.adam_eps)
@@ -483,123 +467,148 @@ def evaluate(args, decision_env, agent, obs_rms):
 
 # ================================================================ the flags
 TOTAL_STEPS = 1_000_000  # decisions, the default budget
-# Table 2; init_logstd: the authors' sb3/repeat/main.py
-PPO_DEFAULTS = {"num_steps": 2048, "update_epochs": 10, "minibatch_size": 64, "gae_lambda": 0.95,
-                "init_logstd": 0.0}
-# Table 4 (minibatch_size None: the rollout is one); gae_lambda, init_logstd: the authors' code
-A2C_DEFAULTS = {"num_steps": 256, "update_epochs": 1, "minibatch_size": None, "gae_lambda": 1.0,
-                "init_logstd": -1.5}
 CLIP_COEF = 0.2  # PPO's ratio clip ε (Table 2)
+# A2C's preset (Table 4; GAE λ and the initial log σ: the authors' code), for the flags not given;
+# minibatch_size None: the whole rollout. PPO's (Table 2) are the flags' defaults.
+A2C = {"num_steps": 256, "update_epochs": 1, "minibatch_size": None, "gae_lambda": 1.0,
+       "init_logstd": -1.5}
+PRESETS = """defaults that hang on other flags (where the flag is not given):
+  --a2c             --num-steps 256, --gae-lambda 1.0, --init-logstd -1.5, one step on the
+                    whole rollout (Table 4)
+  --env-id Ant-v5   --no-norm-obs --no-norm-reward (the paper's choice)"""
 
 
 def parse_args(argv=None):
-    """The flags, each checked on its own; then the rules between flags and the defaults that hang on other flags;
-    then the names of the method and the run."""
-    args = make_parser().parse_args(argv)
-    check_args(args)
+    """The flags, each checked on its own; then the presets and the rules between flags; then the
+    names of the method and the run."""
+    parser = make_parser()
+    args = parser.parse_args(argv)
+    check_args(args, bookkeeping.given_flags(parser, argv))
     name_run(args)
     return args
 
 
 def make_parser():
     p = bookkeeping.parser(__doc__)
-    envs.add_flags(p)  # --env-id, --dt; --noise, --noise-prob, --noise-std, --hold-penalty (Sec. 5.2, App. H)
-    p.add_argument("--seed", type=bookkeeping.SEED, default=1, help="seeds torch, numpy and the env")
+    p.epilog = PRESETS
+    envs.add_flags(p)  # --env-id, --dt; the stochastic settings (--noise, ...)
+    p.add_argument("--seed", type=bookkeeping.SEED, default=1,
+                   help="seeds torch, numpy and the env")
     bookkeeping.add_budget_flags(p, TOTAL_STEPS)  # --total-steps, or --physical-time
     # The method (Sec. 4.2)
-    p.add_argument("--max-t", type=within(float, 0, MAX_T_CAP, open_low=True), default=MAX_T,
-                   help="t_max (s): t = u·t_max")
-    p.add_argument("--no-limit-t", action="store_true", help="ablation (App. I): u unclipped above, t may pass t_max")
-    # TaCoS-PPO (Treven et al., 2024): FiGAR-C with a cost per decision; beyond the paper. Any of these: TaCoS-PPO
+    max_t = checked(float, lambda v: 0 < v <= MAX_T_CAP, f"must lie in (0, {MAX_T_CAP}]")
+    p.add_argument("--max-t", type=max_t, default=MAX_T, help="t_max (s): t = u·t_max")
+    p.add_argument("--no-limit-t", action="store_true",
+                   help="ablation (App. I): u unclipped above, t may pass t_max")
+    # TaCoS-PPO (Treven et al., 2024; beyond the paper): any of these four
     p.add_argument("--switch-cost", type=within(float, 0, 10 ** 6), default=0.0,
-                   help="c, subtracted from each decision's reward before normalisation (TaCoS: HalfCheetah 2)")
-    p.add_argument("--min-steps", type=within(int, 1, 10 ** 6), default=1, help="K_MIN, the shortest hold (δ-steps)")
+                   help="c, paid by each decision before reward scaling (TaCoS: HalfCheetah 2)")
+    p.add_argument("--min-steps", type=within(int, 1, 10 ** 6), default=1,
+                   help="K_MIN, the shortest hold (δ-steps)")
     p.add_argument("--duration-map", choices=["figar", "tacos"], default="figar",
-                   help="a hold of ⌈u·t_max/δ⌉ δ-steps (FiGAR-C), or ⌊K_MIN + (K − K_MIN)·u⌋ (TaCoS)")
+                   help="a hold of ⌈u·t_max/δ⌉ δ-steps (FiGAR-C) or ⌊K_MIN + (K − K_MIN)·u⌋")
     p.add_argument("--time-feature", action="store_true",
-                   help="the episode's elapsed time over its limit appended to the observation (TaCoS)")
-    p.add_argument("--scale-lr", action="store_true", help="lr·δ/δ0, as PPO (scaled) in App. F.2")
-    # PPO (App. J.3, Table 2)
-    p.add_argument("--learning-rate", type=within(float, 0, 1, open_low=True), default=1e-4, help="Adam's step size")
-    p.add_argument("--adam-eps", type=within(float, 1e-12, 1), default=1e-5, help="Adam's epsilon")
-    p.add_argument("--a2c", action="store_true", help="A2C as PPO's special case (Table 4): one step on the whole "
-                   "rollout, RMSprop (step size and epsilon: --learning-rate, --adam-eps), raw advantages, GAE λ "
-                   f"{A2C_DEFAULTS['gae_lambda']:g}, {A2C_DEFAULTS['num_steps']} decisions per update, initial log-std "
-                   f"{A2C_DEFAULTS['init_logstd']}")
-    p.add_argument("--num-steps", type=within(int, 2, 2 ** 20),
-                   help=f"decision steps per update ({PPO_DEFAULTS['num_steps']})")
-    p.add_argument("--update-epochs", type=within(int, 1, 1000),
-                   help=f"passes over a rollout per update ({PPO_DEFAULTS['update_epochs']})")
-    p.add_argument("--minibatch-size", type=within(int, 2, 2 ** 20),
-                   help=f"decisions per gradient step ({PPO_DEFAULTS['minibatch_size']})")
-    p.add_argument("--gamma", type=within(float, 0, 1, open_low=True), default=0.99, help="discount per δ0 (App. J.2)")
-    p.add_argument("--gae-lambda", type=within(float, 0, 1),
-                   help=f"GAE λ, per decision step ({PPO_DEFAULTS['gae_lambda']})")
-    p.add_argument("--init-logstd", type=within(float, -20, 2), help=f"the policy's initial log-std "
-                   f"({PPO_DEFAULTS['init_logstd']:g})")
-    p.add_argument("--sb3-u-init", action="store_true", help="with --a2c, the authors' init of the repetition "
-                   "head (PyTorch's default: σ ≈ 1 at the start, not --init-logstd's), to measure it")
+                   help="the episode's elapsed time over its limit appended to the observation")
+    p.add_argument("--scale-lr", action="store_true", help="lr·δ/δ0, PPO (scaled) of App. F.2")
+    # PPO (App. J.3, Table 2), and A2C as its special case (Table 4)
+    p.add_argument("--learning-rate", type=within(float, 0, 1, open_low=True), default=1e-4,
+                   help="Adam's (A2C: RMSprop's) step size")
+    p.add_argument("--adam-eps", type=within(float, 1e-12, 1), default=1e-5,
+                   help="Adam's (A2C: RMSprop's) epsilon")
+    p.add_argument("--a2c", action="store_true",
+                   help="A2C: RMSprop, one step on the whole rollout, raw advantages")
+    p.add_argument("--num-steps", type=within(int, 2, 2 ** 20), default=2048,
+                   help=f"decision steps per update (A2C: {A2C['num_steps']})")
+    p.add_argument("--update-epochs", type=within(int, 1, 1000), default=10,
+                   help="passes over a rollout per update (A2C: 1)")
+    p.add_argument("--minibatch-size", type=within(int, 2, 2 ** 20), default=64,
+                   help="decisions per gradient step (A2C: the rollout)")
+    p.add_argument("--gamma", type=within(float, 0, 1, open_low=True), default=0.99,
+                   help="discount per δ0 (App. J.2)")
+    p.add_argument("--gae-lambda", type=within(float, 0, 1), default=0.95,
+                   help=f"GAE λ, per decision step (A2C: {A2C['gae_lambda']})")
+    p.add_argument("--init-logstd", type=within(float, -20, 2), default=0.0,
+                   help=f"the policy's initial log σ (A2C: {A2C['init_logstd']})")
+    p.add_argument("--sb3-u-init", action="store_true",
+                   help="with --a2c, the authors' init of u's log σ head (PyTorch's default)")
     p.add_argument("--clip-coef", type=within(float, 0, 10, open_low=True), default=CLIP_COEF,
                    help="PPO's ratio clip ε")
-    p.add_argument("--vf-coef", type=within(float, 0, 1000, open_low=True), default=0.5, help="value loss weight")
-    p.add_argument("--ent-coef", type=within(float, 0, 1000), default=0.0, help="entropy bonus weight")
-    p.add_argument("--max-grad-norm", type=within(float, 0, 1e6, open_low=True), default=0.5, help="gradient clipping")
-    p.add_argument("--norm-obs", action=argparse.BooleanOptionalAction, help="normalise inputs (default: not on Ant)")
-    p.add_argument("--norm-reward", action=argparse.BooleanOptionalAction, help="scale rewards (default: not on Ant)")
-    bookkeeping.add_run_flags(p)  # --eval-every, --eval-episodes, --log-dir, --run-name, --checkpoint-every, ...
+    p.add_argument("--vf-coef", type=within(float, 0, 1000, open_low=True), default=0.5,
+                   help="value loss weight")
+    p.add_argument("--ent-coef", type=within(float, 0, 1000), default=0.0,
+                   help="entropy bonus weight")
+    p.add_argument("--max-grad-norm", type=within(float, 0, 1e6, open_low=True), default=0.5,
+                   help="gradient clipping")
+    p.add_argument("--norm-obs", action=argparse.BooleanOptionalAction, default=True,
+                   help="normalise inputs (Ant: off)")
+    p.add_argument("--norm-reward", action=argparse.BooleanOptionalAction, default=True,
+                   help="scale rewards (Ant: off)")
+    bookkeeping.add_run_flags(p)  # --eval-every, --log-dir, --run-name, --resume, ...
     return p
 
 
-def check_args(args):
-    """What no single flag sees, in one table; then the defaults that hang on other flags."""
-    envs.check_flags(args)  # --dt in seconds; the stochastic settings where the paper defines them
-    for flag, given in [("--update-epochs", args.update_epochs), ("--minibatch-size", args.minibatch_size)]:
-        if args.a2c and given is not None:
-            fail(f"{flag}: A2C takes one step on the whole rollout; leave {flag} out with --a2c")
-    for name, default in (A2C_DEFAULTS if args.a2c else PPO_DEFAULTS).items():
-        if getattr(args, name) is None:
-            setattr(args, name, default)
-    args.minibatch_size = args.minibatch_size or args.num_steps
-    for flag, ok, rule in [  # what no single flag sees
-            ("--max-t", args.no_limit_t or args.max_t > args.dt * (1 + 1e-9) or args.max_t == args.dt == MAX_T
-             and envs.is_paper_task(args.env_id), f"{args.max_t:g} s is not above δ = {args.dt:g} s, so no action "
-             f"could be repeated; pass --max-t {4 * args.dt:g} (up to 4 δ-steps a decision)"),
+def check_args(args, given):
+    """The presets for the flags not `given`, then the rules between flags."""
+    envs.check_flags(args)  # --dt in seconds; the stochastic settings where the paper has them
+    presets = {}
+    if args.a2c:
+        presets.update(A2C)
+    if args.env_id.split("-")[0] == "Ant":
+        presets.update(norm_obs=False, norm_reward=False)
+    for name, value in presets.items():
+        if name not in given:
+            setattr(args, name, value)
+    if args.minibatch_size is None:
+        args.minibatch_size = args.num_steps
+    repeats = args.max_t > args.dt * (1 + 1e-9)  # t_max above δ: an action can be repeated
+    papers = args.max_t == args.dt == MAX_T and envs.is_paper_task(args.env_id)  # at δ0 = 50 ms
+    longest_hold = max(1, math.floor(args.max_t / args.dt + 1e-9))  # K, in δ-steps
+    one_step = "A2C takes one step on the whole rollout; leave it out"
+    batches = f"{args.num_steps} decisions in minibatches of {args.minibatch_size}"
+    for flag, holds, rule in [
+            ("--max-t", args.no_limit_t or repeats or papers,
+             f"{args.max_t:g} s is not above δ = {args.dt:g} s, so no action could be repeated; "
+             f"pass --max-t {4 * args.dt:g} (up to 4 δ-steps a decision)"),
+            ("--update-epochs", not (args.a2c and "update_epochs" in given), one_step),
+            ("--minibatch-size", not (args.a2c and "minibatch_size" in given), one_step),
             ("--clip-coef", not args.a2c or args.clip_coef == CLIP_COEF,
              "A2C's ratio is 1, nothing to clip; leave it out"),
             ("--num-steps/--minibatch-size", args.minibatch_size <= args.num_steps,
-             f"--minibatch-size {args.minibatch_size} must not exceed --num-steps {args.num_steps}"),
+             f"--minibatch-size {args.minibatch_size} must not exceed "
+             f"--num-steps {args.num_steps}"),
             ("--num-steps/--minibatch-size", args.num_steps % args.minibatch_size != 1,
-             f"{args.num_steps} decisions in minibatches of {args.minibatch_size} leave a last one of one decision, "
-             "whose advantages have no std"),
+             f"{batches} leave a last one of one decision, whose advantages have no std"),
             ("--sb3-u-init", not args.sb3_u_init or args.a2c,
              "is SAR-A2C's and FiGAR-C-A2C's: it needs --a2c"),
-            ("--min-steps", args.min_steps <= max(1, math.floor(args.max_t / args.dt + 1e-9)),
+            ("--min-steps", args.min_steps <= longest_hold,
              f"{args.min_steps} δ-steps exceed --max-t {args.max_t:g} s at δ = {args.dt:g} s"),
             ("--duration-map", args.duration_map == "figar" or not args.no_limit_t,
              "TaCoS's holds end at t_max; leave out --no-limit-t"),
-            ("--duration-map", args.duration_map == "figar" or args.max_t >= 2 * args.dt * (1 - 1e-9),
-             f"TaCoS's holds are whole δ-steps up to ⌊t_max/δ⌋, one at --max-t {args.max_t:g} s and δ = "
-             f"{args.dt:g} s: no action could be repeated; pass --max-t {4 * args.dt:g} (up to 4 δ-steps)")]:
-        if not ok:
+            ("--duration-map",
+             args.duration_map == "figar" or args.max_t >= 2 * args.dt * (1 - 1e-9),
+             f"TaCoS's holds are whole δ-steps up to ⌊t_max/δ⌋, one at --max-t {args.max_t:g} s "
+             f"and δ = {args.dt:g} s: no action could be repeated; pass --max-t {4 * args.dt:g}")]:
+        if not holds:
             fail(f"{flag}: {rule}")
     bookkeeping.check_budget(args, TOTAL_STEPS)
-    if not args.no_limit_t and args.max_t <= args.dt * (1 + 1e-9):  # the paper's runs at δ0 = 50 ms: t_max = δ0
-        print(f"note: t_max = δ = {args.dt:g} s: no action can be repeated, one δ-step a decision, as in the paper")
+    if not args.no_limit_t and not repeats:  # the paper's runs at δ0 = 50 ms: t_max = δ0
+        print(f"note: t_max = δ = {args.dt:g} s: no action can be repeated, one δ-step a "
+              "decision, as in the paper")
         warnings.filterwarnings("ignore", "max_t")  # the wrapper's warning of the same
-    task = args.env_id.split("-")[0]
-    args.norm_obs, args.norm_reward = (task != "Ant" if on is None else on for on in (args.norm_obs, args.norm_reward))
 
 
 def name_run(args):
-    """The method's name, its base then each method flag off its default (the paper's variants, App. I), and the
-    run's: <env>__<slug>__dt<δ>[__<setting>]__s<seed>."""
-    args.method, slug = "FiGAR-C-PPO", "figar"
-    if tacos(args):  # TaCoS-PPO: its switch cost always in its name, then what differs from TaCoS's own
-        args.method, slug = "TaCoS-PPO", "tacos"
-    if args.a2c:  # the same method on A2C
-        args.method = args.method.replace("PPO", "A2C")
-        slug = slug.replace("ppo", "a2c") if "ppo" in slug else slug + "-a2c"
-    variants = [(name, part) for off_default, name, part in [  # (name, run-name part)
+    """The method's name, its base then each method flag off its default (the paper's variants,
+    App. I), and the run's: <env>__<slug>__dt<δ>[__<setting>]__s<seed>."""
+    learner = "PPO"
+    if args.a2c:
+        learner = "A2C"
+    args.method, slug = f"FiGAR-C-{learner}", "figar"
+    if tacos(args):  # its switch cost always in its name, then what differs from TaCoS's own
+        args.method, slug = f"TaCoS-{learner}", "tacos"
+    if args.a2c:
+        slug += "-a2c"
+    variants = [  # (off its default, in the method's name, in the run's name)
         (tacos(args), f"c={args.switch_cost:g}", f"c{args.switch_cost:g}"),
         (args.min_steps != 1, f"K_MIN={args.min_steps}", f"kmin{args.min_steps}"),
         (tacos(args) and args.duration_map == "figar", "FiGAR-C's map", "figar-map"),
@@ -607,17 +616,21 @@ def name_run(args):
         (args.no_limit_t, "no limit on t", "no-limit-t"),
         (args.max_t != MAX_T, f"t_max={args.max_t:g}", f"maxt{args.max_t:g}"),
         (args.scale_lr, "scaled lr", "scaled-lr"),
-        (args.sb3_u_init, "SB3 u init", "sb3-u-init")] if off_default]
-    args.method += f" ({', '.join(name for name, _ in variants)})" if variants else ""
+        (args.sb3_u_init, "SB3 u init", "sb3-u-init")]
+    variants = [(name, part) for off, name, part in variants if off]
+    if variants:
+        args.method += f" ({', '.join(name for name, _ in variants)})"
     slug = "-".join([slug] + [part for _, part in variants])
     setting = envs.setting(args)  # the stochastic setting's part of the run name, if any
-    if args.physical_time is not None:  # a budget of physical time: its own runs
+    if args.physical_time is not None:  # a budget of physical time: runs of its own
         setting += f"__T{args.physical_time:g}"
-    args.run_name = args.run_name or f"{args.env_id}__{slug}__dt{args.dt:g}{setting}__s{args.seed}"
+    if args.run_name is None:
+        args.run_name = f"{args.env_id}__{slug}__dt{args.dt:g}{setting}__s{args.seed}"
 
 
 def tacos(args):  # any of TaCoS's four changes
-    return args.switch_cost != 0 or args.min_steps != 1 or args.duration_map != "figar" or args.time_feature
+    return (args.switch_cost != 0 or args.min_steps != 1 or args.duration_map != "figar"
+            or args.time_feature)
 
 
 # ================================================================ what bookkeeping.py needs of this script

@@ -24,43 +24,43 @@ from torch.nn.utils import parameters_to_vector, vector_to_parameters
 
 import bookkeeping
 import envs
-from bookkeeping import fail, within
+from bookkeeping import checked, fail, within
 
-MAX_T = 0.05  # t_max (s): the longest duration t = u·t_max (App. J.3)
+MAX_T = 0.05  # t_max (s), the longest repetition (App. J.3)
 MAX_T_CAP = 1000  # (s) the largest finite t_max taken, by the flag and the wrapper alike
 
 
 class DurativeRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
-    """FiGAR-C's durative actions (Sec. 4.2) around a gymnasium env with 1-D Box spaces; a `step` is
-    one decision.
+    """FiGAR-C's durative actions (Sec. 4.2): one `step` is one decision.
 
-    The action is [a, u_raw], u = (u_raw + 1)/2 ∈ [0, 1]; `a` is repeated for ⌈t/δ⌉ δ-steps
-    with t = u·max_t (at least min_steps), or until the episode ends, blind to the state
-    meanwhile. With limit_t=False u is not clipped above, so t can exceed max_t (App. I).
-    TaCoS's map (Treven et al., 2024), `tacos_map=True`: k = ⌊K_MIN + (K − K_MIN)·u⌋ δ-steps
-    in whole numbers, K = ⌊max_t/δ⌋, K_MIN = min_steps. Under either map `a` reaches the env
-    unclipped (main clips it). `step` returns R = Σ_k γ_δ^k r_k over its k δ-steps,
-    info["w"] = k and info["undiscounted_reward"] = Σ_k r_k; the env's own info keys are its
-    last δ-step's. One env, not a vector of them. At another δ the env must be the task at δ
-    (γ_δ, r·δ/δ0, its time limit in seconds), as envs.make_env makes it.
+    The action is [a, u_raw], u = (u_raw + 1)/2 ∈ [0, 1]. `a` is repeated for ⌈t/δ⌉ δ-steps with
+    t = u·max_t (at least min_steps), or until the episode ends, blind to the state meanwhile.
+    limit_t=False leaves u unclipped above, so t can pass max_t (App. I). TaCoS's map (Treven et
+    al., 2024), tacos_map=True: k = ⌊K_MIN + (K − K_MIN)·u⌋ δ-steps in whole numbers, K =
+    ⌊max_t/δ⌋, K_MIN = min_steps.
+
+    `step` returns R = Σ_k γ_δ^k r_k over its k δ-steps and info w = k, undiscounted_reward =
+    Σ_k r_k. The env is a task at δ as envs.make_env makes it, or any env with 1-D Box spaces
+    and a `dt` given.
     """
 
     def __init__(self, env, max_t=MAX_T, limit_t=True, dt=None, gamma_dt=None, min_steps=1,
                  tacos_map=False):
-        gym.utils.RecordConstructorArgs.__init__(self, max_t=max_t, limit_t=limit_t, dt=dt,
-                                                 gamma_dt=gamma_dt, min_steps=min_steps,
-                                                 tacos_map=tacos_map)
+        # env.spec keeps the arguments: gym.make(env.spec) makes the wrapper again
+        gym.utils.RecordConstructorArgs.__init__(
+            self, max_t=max_t, limit_t=limit_t, dt=dt, gamma_dt=gamma_dt, min_steps=min_steps,
+            tacos_map=tacos_map)
         gym.Wrapper.__init__(self, env)
-        self.dt, self.gamma_dt, _ = check_wrapped(env, dt, gamma_dt, max_t)
+        self.dt, self.gamma_dt = dt_and_gamma_dt(env, dt, gamma_dt, max_t)
         if max_t == math.inf:
             raise ValueError("max_t: a duration t = u·max_t needs a finite max_t, got inf")
-        self.max_t = max_t
         self.longest_hold = math.floor(max_t / self.dt + 1e-9)  # K, in whole δ-steps
         if not (isinstance(min_steps, int) and 1 <= min_steps <= max(1, self.longest_hold)):
             raise ValueError(f"min_steps: whole δ-steps from 1 to max_t/δ = {self.longest_hold}, "
                              f"got {min_steps!r}")
         if tacos_map and not limit_t:
             raise ValueError("tacos_map: TaCoS's holds end at max_t; it takes limit_t=True")
+        self.max_t = max_t
         self.min_steps = min_steps
         self.tacos_map = tacos_map
         one_step = limit_t and max_t <= self.dt * (1 + 1e-9)
@@ -69,42 +69,34 @@ class DurativeRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
         if one_step:
             warnings.warn(f"max_t = {max_t} s holds one δ-step of {self.dt} s at most: "
                           "no action can be repeated", stacklevel=2)
-        low, high = env.action_space.low, env.action_space.high
-        # --no-limit-t: u is not clipped above
         u_high = np.float32(1)
         if not limit_t:
             u_high = np.float32(np.inf)
-        self.action_space = gym.spaces.Box(np.append(low, np.float32(-1)), np.append(high, u_high))
+        low = np.append(env.action_space.low, np.float32(-1))
+        high = np.append(env.action_space.high, u_high)
+        self.action_space = gym.spaces.Box(low, high)
 
     def reset(self, **kwargs):
         obs, info = self.env.reset(**kwargs)
-        if not np.isfinite(obs).all():  # refused before anything learns from it
-            raise ValueError(f"observation: not finite, got {obs}")
+        check_finite(obs)
         return obs, info
 
     def step(self, action):
         action = np.asarray(action)
-        if action.shape != self.action_space.shape or not np.isfinite(action).all():
-            size = self.action_space.shape[0]
-            raise ValueError(f"action: needs {size} finite numbers, shape ({size},), "
-                             f"got {action!r}")
-        # u ∈ [0, 1], unless limit_t is off
-        u = (min(max(action[-1], -1.0), self.action_space.high[-1]) + 1) / 2
+        check_action(action, self.action_space)
         a = action[:-1]
+        u = (min(max(action[-1], -1.0), self.action_space.high[-1]) + 1) / 2
         if self.tacos_map:  # TaCoS: ⌊K_MIN + (K − K_MIN)·u⌋ δ-steps, floored once
             steps = math.floor(self.min_steps + (self.longest_hold - self.min_steps) * u)
         else:  # FiGAR-C: ⌈t/δ⌉ with t = u·t_max, at least K_MIN
             steps = max(self.min_steps, math.ceil(u * self.max_t / self.dt - 1e-9))
-        R = 0.0  # Σ_k γ_δ^k r_k
-        discount = 1.0
+        R = 0.0
+        discount = 1.0  # γ_δ^k
         undiscounted = 0.0
         k = 0
         while True:
             obs, r, terminated, truncated, info = self.env.step(a)
-            if not np.isfinite(obs).all():  # refused before anything learns from it
-                raise ValueError(f"observation: not finite, got {obs}")
-            if not math.isfinite(r):
-                raise ValueError(f"reward: not finite, got {r}")
+            check_finite(obs, r)
             R += discount * r
             discount *= self.gamma_dt
             undiscounted += r
@@ -115,41 +107,43 @@ class DurativeRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
         return obs, R, terminated, truncated, info
 
 
-def check_wrapped(env, dt, gamma_dt, max_t):
-    """(δ, γ_δ, observation size) for a repetition around `env`, checked: `dt` (seconds per step
-    of `env`) and `gamma_dt` (discount per step) are the env's own if it has them (envs.DtEnv
-    has both; an argument must agree), else the arguments; γ_δ = 0.99 if neither."""
-    own = None  # the env's own δ, if it has one
-    if env.has_wrapper_attr("dt"):
-        own = env.get_wrapper_attr("dt")
-    if dt is not None and own is not None and not math.isclose(dt, own, rel_tol=1e-9):
-        raise ValueError(f"dt: the env steps {own!r} s, got {dt!r} "
-                         "(leave dt out to take the env's)")
-    if own is not None:
-        dt = own
-    own = None  # the env's own γ_δ, if it has one
-    if env.has_wrapper_attr("gamma_dt"):
-        own = env.get_wrapper_attr("gamma_dt")
-    if gamma_dt is not None and own is not None and not math.isclose(gamma_dt, own, rel_tol=1e-9):
-        raise ValueError(f"gamma_dt: the env discounts {own!r} a step, got {gamma_dt!r} "
-                         "(leave gamma_dt out to take the env's)")
-    if own is not None:
-        gamma_dt = own
+def dt_and_gamma_dt(env, dt, gamma_dt, max_t):
+    """δ (seconds per step of `env`) and γ_δ (discount per step) of a repetition around `env`: the
+    env's own where it has them (envs.DtEnv has both; a value given must agree), else the values
+    given; γ_δ = 0.99 if neither. Checked, with max_t and the env's spaces (1-D Boxes)."""
+    given = {"dt": dt, "gamma_dt": gamma_dt}
+    for name, value in given.items():
+        if not env.has_wrapper_attr(name):
+            continue
+        own = env.get_wrapper_attr(name)
+        if value is not None and not math.isclose(value, own, rel_tol=1e-9):
+            raise ValueError(f"{name}: the env's is {own!r}, got {value!r} (leave it out)")
+        given[name] = own
+    dt, gamma_dt = given["dt"], given["gamma_dt"]
     if gamma_dt is None:
         gamma_dt = 0.99
-    space, box = env.observation_space, gym.spaces.Box
-    if not (isinstance(space, box) and len(space.shape) == 1 and isinstance(env.action_space, box)
-            and len(env.action_space.shape) == 1):
-        raise ValueError("env: needs 1-D Box observations and actions (flatten them first), "
-                         f"got {space} and {env.action_space}")
-    checks = [("dt", dt, dt is not None and 0 < dt < math.inf),
-              ("gamma_dt", gamma_dt, 0 < gamma_dt <= 1),
-              ("max_t", max_t, 0 < max_t <= MAX_T_CAP or max_t == math.inf)]
-    for name, value, ok in checks:
-        if not ok:
-            hint = " (pass dt= for an env without one)" if dt is None else ""
-            raise ValueError(f"{name}: out of range, got {value}{hint}")
-    return dt, gamma_dt, space.shape[0]
+    spaces = env.observation_space, env.action_space
+    if not all(isinstance(space, gym.spaces.Box) and len(space.shape) == 1 for space in spaces):
+        raise ValueError(f"env: needs 1-D Box observations and actions, got {spaces}")
+    if dt is None or not 0 < dt < math.inf:
+        raise ValueError(f"dt: seconds per step of the env (pass dt= if it has none), got {dt}")
+    if not 0 < gamma_dt <= 1:
+        raise ValueError(f"gamma_dt: a discount in (0, 1], got {gamma_dt}")
+    if not (0 < max_t <= MAX_T_CAP or max_t == math.inf):
+        raise ValueError(f"max_t: seconds in (0, {MAX_T_CAP}] or inf, got {max_t}")
+    return dt, gamma_dt
+
+
+def check_action(action, space):
+    if action.shape != space.shape or not np.isfinite(action).all():
+        raise ValueError(f"action: needs {space.shape[0]} finite numbers, got {action!r}")
+
+
+def check_finite(obs, r=0.0):  # refused before anything learns from it
+    if not np.isfinite(obs).all():
+        raise ValueError(f"observation: not finite, got {obs}")
+    if not math.isfinite(r):
+        raise ValueError(f"reward: not finite, got {r}")
 
 
 # ---------------------------------------------------------------- the agent
@@ -160,13 +154,12 @@ def layer_init(layer, std=np.sqrt(2), bias_const=0.0):
 
 
 class Agent(nn.Module):
-    """Separate actor and critic MLPs, 2×256 ReLU (App. J.3). Gaussian policy: a state-independent
-    log-std for the K task dims (`num_actions`, the task's own), a state-dependent one for the
-    repetition dim (added when `repeat`). `authors_head`, to measure the authors' code: "sb2"
-    (their TRPO) gives the last dim a head of gain 1 and bias 0, a task dim's too without a
-    repetition dim; "sb3" (their A2C) leaves the repetition head at PyTorch's default init."""
+    """Separate actor and critic MLPs, 2×256 ReLU (App. J.3). Gaussian policy: one linear head of
+    means; log σ a parameter for the K task dims and, for the repetition dim u (if `repeat`), a
+    linear head of the state. `sb2_logstd`: as in the authors' TRPO, the last dim's log σ a head
+    of gain 1 and bias 0, a task dim's too where there is no u."""
 
-    def __init__(self, obs_dim, num_actions, repeat, init_logstd=0.0, authors_head=None):
+    def __init__(self, obs_dim, num_actions, repeat, sb2_logstd=False):
         super().__init__()
         self.critic = nn.Sequential(
             layer_init(nn.Linear(obs_dim, 256)), nn.ReLU(),
@@ -176,36 +169,33 @@ class Agent(nn.Module):
             layer_init(nn.Linear(obs_dim, 256)), nn.ReLU(),
             layer_init(nn.Linear(256, 256)), nn.ReLU())
         self.actor_mean = layer_init(nn.Linear(256, num_actions + int(repeat)), std=0.01)
-        logstd_dims = num_actions  # the dims of a state-independent log-std
-        if authors_head == "sb2" and not repeat:
+        logstd_dims = num_actions  # the dims of a log σ that is a parameter
+        if sb2_logstd and not repeat:
             logstd_dims = num_actions - 1
-        self.actor_logstd = nn.Parameter(torch.full((logstd_dims,), init_logstd))
-        self.repeat_logstd = None  # the last dim's state-dependent log-std: the repetition dim's
-        if repeat and authors_head is None:
-            self.repeat_logstd = layer_init(nn.Linear(256, 1), std=0.01, bias_const=init_logstd)
-        elif authors_head == "sb2":
+        self.actor_logstd = nn.Parameter(torch.zeros(logstd_dims))
+        self.repeat_logstd = None  # the last dim's log σ, a head of the state
+        if repeat and not sb2_logstd:
+            self.repeat_logstd = layer_init(nn.Linear(256, 1), std=0.01)
+        if sb2_logstd:
             self.repeat_logstd = layer_init(nn.Linear(256, 1), std=1.0)
-        elif authors_head == "sb3" and repeat:
-            self.repeat_logstd = nn.Linear(256, 1)
 
     def dist(self, x):
         hidden = self.actor_body(x)
         logstd = self.actor_logstd.expand(x.shape[0], -1)
         if self.repeat_logstd is not None:
             logstd = torch.cat([logstd, self.repeat_logstd(hidden)], dim=1)
-        # validate_args=False: checking the arguments costs more than the Gaussian itself at these
-        # sizes
-        return Normal(self.actor_mean(hidden), logstd.clamp(-20, 2).exp(), validate_args=False)
+        std = logstd.clamp(-20, 2).exp()  # log σ within [-20, 2], as in the authors' code
+        # validate_args=False: the check costs more than the Gaussian at these sizes
+        return Normal(self.actor_mean(hidden), std, validate_args=False)
 
 
-def normalize(x, stats, on, update=False, clip=10.0):
-    """Running mean/std normalization, clipped to ±10 (SB3's VecNormalize); `update`: x joins the
-    statistics first."""
-    if on and update:
-        # one sample: mean x, var 0, count 1 (cheaper than update()'s np.var)
-        stats.update_from_moments(x, 0.0, 1)
-    if not on:
+def normalize(x, stats, norm_obs, update=False, clip=10.0):
+    """x as float32; if `norm_obs`, normalised by the running mean and std `stats` and clipped to
+    ±10 (SB3's VecNormalize), after x joins the statistics if `update`."""
+    if not norm_obs:
         return np.asarray(x, dtype=np.float32)
+    if update:
+        stats.update_from_moments(x, 0.0, 1)  # one sample: mean x, var 0 (update's np.var: slower)
     return np.clip((x - stats.mean) / np.sqrt(stats.var + 1e-8), -clip, clip).astype(np.float32)
 
 
@@ -336,11 +326,8 @@ def main(argv=None):
     obs_dim = env.observation_space.shape[0]
     action_low, action_high = env.action_space.low, env.action_space.high
 
-    authors_head = None
-    if args.sb2_logstd:
-        authors_head = "sb2"
     agent = Agent(obs_dim, env.unwrapped.action_space.shape[0], repeat=True,
-                  authors_head=authors_head)
+                  sb2_logstd=args.sb2_logstd)
     # the critic's own Adam (fused: one kernel for all parameters); π takes TRPO's step
     optimizer = torch.optim.Adam(agent.critic.parameters(), lr=args.vf_learning_rate,
                                  eps=args.adam_eps, fused=True)
@@ -491,81 +478,112 @@ def evaluate(args, decision_env, agent, obs_rms):
 
 # ================================================================ the flags
 TOTAL_STEPS = 1_000_000  # decisions, the default budget
+PRESETS = """defaults that hang on other flags (where the flag is not given):
+  --env-id Ant-v5   --no-norm-obs --no-norm-reward (the paper's choice)"""
+
+
 def parse_args(argv=None):
-    """The flags, each checked on its own; then the rules between flags and the defaults that hang on other flags;
-    then the names of the method and the run."""
-    args = make_parser().parse_args(argv)
-    check_args(args)
+    """The flags, each checked on its own; then the presets and the rules between flags; then the
+    names of the method and the run."""
+    parser = make_parser()
+    args = parser.parse_args(argv)
+    check_args(args, bookkeeping.given_flags(parser, argv))
     name_run(args)
     return args
 
 
 def make_parser():
     p = bookkeeping.parser(__doc__)
-    envs.add_flags(p)  # --env-id, --dt; --noise, --noise-prob, --noise-std, --hold-penalty (Sec. 5.2, App. H)
-    p.add_argument("--seed", type=bookkeeping.SEED, default=1, help="seeds torch, numpy and the env")
+    p.epilog = PRESETS
+    envs.add_flags(p)  # --env-id, --dt; the stochastic settings (--noise, ...)
+    p.add_argument("--seed", type=bookkeeping.SEED, default=1,
+                   help="seeds torch, numpy and the env")
     bookkeeping.add_budget_flags(p, TOTAL_STEPS)  # --total-steps, or --physical-time
     # The method (Sec. 4.2)
-    p.add_argument("--max-t", type=within(float, 0, MAX_T_CAP, open_low=True), default=MAX_T,
-                   help="t_max (s): t = u·t_max")
-    p.add_argument("--no-limit-t", action="store_true", help="ablation (App. I): u unclipped above, t may pass t_max")
+    max_t = checked(float, lambda v: 0 < v <= MAX_T_CAP, f"must lie in (0, {MAX_T_CAP}]")
+    p.add_argument("--max-t", type=max_t, default=MAX_T, help="t_max (s): t = u·t_max")
+    p.add_argument("--no-limit-t", action="store_true",
+                   help="ablation (App. I): u unclipped above, t may pass t_max")
     # TRPO (App. J.3, Table 3)
-    p.add_argument("--num-steps", type=within(int, 2, 2 ** 20), default=1024, help="decision steps per update")
-    p.add_argument("--gamma", type=within(float, 0, 1, open_low=True), default=0.99, help="discount per δ0 (App. J.2)")
-    p.add_argument("--gae-lambda", type=within(float, 0, 1), default=0.95, help="GAE λ, per decision step")
+    p.add_argument("--num-steps", type=within(int, 2, 2 ** 20), default=1024,
+                   help="decision steps per update")
+    p.add_argument("--gamma", type=within(float, 0, 1, open_low=True), default=0.99,
+                   help="discount per δ0 (App. J.2)")
+    p.add_argument("--gae-lambda", type=within(float, 0, 1), default=0.95,
+                   help="GAE λ, per decision step")
     p.add_argument("--max-kl", type=within(float, 0, 10, open_low=True), default=0.01,
                    help="the step's mean KL (a step is kept if ≤ 1.5×)")
-    p.add_argument("--cg-iters", type=within(int, 1, 1000), default=10, help="conjugate-gradient iterations")
-    p.add_argument("--cg-damping", type=within(float, 0, 1e3), default=0.1, help="F + damping·I in the solve")
-    p.add_argument("--line-search-steps", type=within(int, 1, 100), default=10, help="steps tried, each half the last")
-    p.add_argument("--sb2-logstd", action="store_true", help="the authors' log-std: the last action dim's from a "
-                   "head of gain 1 and bias 0, a task dim's too for plain TRPO, to measure it")
-    p.add_argument("--ent-coef", type=within(float, 0, 1000), default=0.0, help="entropy bonus weight")
+    p.add_argument("--cg-iters", type=within(int, 1, 1000), default=10,
+                   help="conjugate-gradient iterations")
+    p.add_argument("--cg-damping", type=within(float, 0, 1e3), default=0.1,
+                   help="F + damping·I in the solve")
+    p.add_argument("--line-search-steps", type=within(int, 1, 100), default=10,
+                   help="steps tried, each half the last")
+    p.add_argument("--sb2-logstd", action="store_true",
+                   help="the authors' log σ: the last dim's a head of the state (gain 1, bias 0)")
+    p.add_argument("--ent-coef", type=within(float, 0, 1000), default=0.0,
+                   help="entropy bonus weight")
     p.add_argument("--vf-learning-rate", type=within(float, 0, 1, open_low=True), default=1e-4,
                    help="the value function's Adam step size")
-    p.add_argument("--adam-eps", type=within(float, 1e-12, 1), default=1e-8, help="Adam's epsilon (the authors' 1e-8)")
-    p.add_argument("--vf-epochs", type=within(int, 1, 1000), default=5, help="value-fit passes over a rollout")
-    p.add_argument("--vf-minibatch-size", type=within(int, 1, 2 ** 20), default=128, help="decisions per value step")
-    p.add_argument("--norm-obs", action=argparse.BooleanOptionalAction, help="normalise inputs (default: not on Ant)")
-    p.add_argument("--norm-reward", action=argparse.BooleanOptionalAction, help="scale rewards (default: not on Ant)")
-    bookkeeping.add_run_flags(p)  # --eval-every, --eval-episodes, --log-dir, --run-name, --checkpoint-every, ...
+    p.add_argument("--adam-eps", type=within(float, 1e-12, 1), default=1e-8,
+                   help="Adam's epsilon (the authors' 1e-8)")
+    p.add_argument("--vf-epochs", type=within(int, 1, 1000), default=5,
+                   help="value-fit passes over a rollout")
+    p.add_argument("--vf-minibatch-size", type=within(int, 1, 2 ** 20), default=128,
+                   help="decisions per value step")
+    p.add_argument("--norm-obs", action=argparse.BooleanOptionalAction, default=True,
+                   help="normalise inputs (Ant: off)")
+    p.add_argument("--norm-reward", action=argparse.BooleanOptionalAction, default=True,
+                   help="scale rewards (Ant: off)")
+    bookkeeping.add_run_flags(p)  # --eval-every, --log-dir, --run-name, --resume, ...
     return p
 
 
-def check_args(args):
-    """What no single flag sees, in one table; then the defaults that hang on other flags."""
-    envs.check_flags(args)  # --dt in seconds; the stochastic settings where the paper defines them
-    for flag, ok, rule in [  # what no single flag sees
-            ("--max-t", args.no_limit_t or args.max_t > args.dt * (1 + 1e-9) or args.max_t == args.dt == MAX_T
-             and envs.is_paper_task(args.env_id), f"{args.max_t:g} s is not above δ = {args.dt:g} s, so no action "
-             f"could be repeated; pass --max-t {4 * args.dt:g} (up to 4 δ-steps a decision)"),
+def check_args(args, given):
+    """The presets for the flags not `given`, then the rules between flags."""
+    envs.check_flags(args)  # --dt in seconds; the stochastic settings where the paper has them
+    presets = {}
+    if args.env_id.split("-")[0] == "Ant":
+        presets.update(norm_obs=False, norm_reward=False)
+    for name, value in presets.items():
+        if name not in given:
+            setattr(args, name, value)
+    repeats = args.max_t > args.dt * (1 + 1e-9)  # t_max above δ: an action can be repeated
+    papers = args.max_t == args.dt == MAX_T and envs.is_paper_task(args.env_id)  # at δ0 = 50 ms
+    for flag, holds, rule in [
+            ("--max-t", args.no_limit_t or repeats or papers,
+             f"{args.max_t:g} s is not above δ = {args.dt:g} s, so no action could be repeated; "
+             f"pass --max-t {4 * args.dt:g} (up to 4 δ-steps a decision)"),
             ("--num-steps/--vf-minibatch-size", args.vf_minibatch_size <= args.num_steps,
-             f"--vf-minibatch-size {args.vf_minibatch_size} must not exceed --num-steps {args.num_steps}")]:
-        if not ok:
+             f"--vf-minibatch-size {args.vf_minibatch_size} must not exceed "
+             f"--num-steps {args.num_steps}")]:
+        if not holds:
             fail(f"{flag}: {rule}")
     bookkeeping.check_budget(args, TOTAL_STEPS)
-    if not args.no_limit_t and args.max_t <= args.dt * (1 + 1e-9):  # the paper's runs at δ0 = 50 ms: t_max = δ0
-        print(f"note: t_max = δ = {args.dt:g} s: no action can be repeated, one δ-step a decision, as in the paper")
+    if not args.no_limit_t and not repeats:  # the paper's runs at δ0 = 50 ms: t_max = δ0
+        print(f"note: t_max = δ = {args.dt:g} s: no action can be repeated, one δ-step a "
+              "decision, as in the paper")
         warnings.filterwarnings("ignore", "max_t")  # the wrapper's warning of the same
-    task = args.env_id.split("-")[0]
-    args.norm_obs, args.norm_reward = (task != "Ant" if on is None else on for on in (args.norm_obs, args.norm_reward))
 
 
 def name_run(args):
-    """The method's name, its base then each method flag off its default (the paper's variants, App. I), and the
-    run's: <env>__<slug>__dt<δ>[__<setting>]__s<seed>."""
+    """The method's name, its base then each method flag off its default (the paper's variants,
+    App. I), and the run's: <env>__<slug>__dt<δ>[__<setting>]__s<seed>."""
     args.method, slug = "FiGAR-C-TRPO", "figar-trpo"
-    variants = [(name, part) for off_default, name, part in [  # (name, run-name part)
+    variants = [  # (off its default, in the method's name, in the run's name)
         (args.no_limit_t, "no limit on t", "no-limit-t"),
-        (args.max_t != MAX_T, f"t_max={args.max_t:g}", f"maxt{args.max_t:g}")] if off_default]
+        (args.max_t != MAX_T, f"t_max={args.max_t:g}", f"maxt{args.max_t:g}")]
+    variants = [(name, part) for off, name, part in variants if off]
     if args.sb2_logstd:  # the authors' parameterisation, plain TRPO's too
         variants.append(("SB2 log-std", "sb2-logstd"))
-    args.method += f" ({', '.join(name for name, _ in variants)})" if variants else ""
+    if variants:
+        args.method += f" ({', '.join(name for name, _ in variants)})"
     slug = "-".join([slug] + [part for _, part in variants])
     setting = envs.setting(args)  # the stochastic setting's part of the run name, if any
-    if args.physical_time is not None:  # a budget of physical time: its own runs
+    if args.physical_time is not None:  # a budget of physical time: runs of its own
         setting += f"__T{args.physical_time:g}"
-    args.run_name = args.run_name or f"{args.env_id}__{slug}__dt{args.dt:g}{setting}__s{args.seed}"
+    if args.run_name is None:
+        args.run_name = f"{args.env_id}__{slug}__dt{args.dt:g}{setting}__s{args.seed}"
 
 
 # ================================================================ what bookkeeping.py needs of this script

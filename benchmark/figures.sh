@@ -5,7 +5,8 @@
 # and replaces the committed figures only once every one of them has been redrawn, each by a rename: a failure
 # or an interrupt leaves every figure whole, the old one or the new. On a clean clone `git status` stays clean. A committed figure that no command
 # below draws any more stops it (git rm that figure if it is meant to go).
-# Each plot.py call selects its runs by name; without --variants plot.py reads the paper's methods only.
+# Each paper_figures.py call (plot.py's loading and drawing, and the paper's kinds) selects its runs by name;
+# without --variants it reads the paper's methods only.
 #   bash benchmark/figures.sh           (PYTHON=... to choose the interpreter; default: python)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,7 +25,7 @@ NEW=$(mktemp -d "$PWD/results/.redraw.$$.XXXXXX")  # beside results/: the final 
 trap 'rm -rf "$NEW"' EXIT  # bash runs it on an error, Ctrl-C and SIGTERM too
 OUT=$NEW/figures THEORY=$NEW/theory
 mkdir -p "$OUT" "$THEORY"
-plot() { "$PY" plot.py "$@" --out "$OUT" >/dev/null; }
+plot() { "$PY" benchmark/paper_figures.py "$@" --out "$OUT" >/dev/null; }
 
 # Fig. 3 on the eight tasks, deterministic: the grid (two figures of four tasks) and the normalised final returns
 plot results/runs --only __{sar,figar,ppo}__dt{0.0005,0.001,0.002,0.008,0.01,0.02,0.04,0.05}__s --kinds grid normalised

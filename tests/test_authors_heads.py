@@ -8,18 +8,18 @@ import sar_trpo
 
 def test_sb2_gives_plain_trpos_last_task_dim_a_state_dependent_log_std_of_gain_1_and_bias_0():
     torch.manual_seed(0)
-    agent = sar_trpo.Agent(4, 3, repeat=False, authors_head="sb2")
+    agent = sar_trpo.Agent(4, 3, repeat=False, sb2_logstd=True)
     scale = agent.dist(torch.randn(64, 4)).scale
     assert agent.actor_logstd.shape == (2,) and torch.all(scale[:, :2] == 1.0)  # log-std 0, one per dim
     assert scale[:, 2].std() > 0.05  # a head of gain 1: the last dim's σ varies with the state
     assert torch.all(agent.repeat_logstd.bias == 0)
-    one = sar_trpo.Agent(4, 1, repeat=False, authors_head="sb2")  # InvertedPendulum: its only dim
+    one = sar_trpo.Agent(4, 1, repeat=False, sb2_logstd=True)  # InvertedPendulum: its only dim
     assert one.actor_logstd.numel() == 0 and one.dist(torch.randn(5, 4)).scale.shape == (5, 1)
 
 
 def test_sb3_leaves_the_repetition_head_at_pytorchs_default_and_the_task_dims_at_init_logstd():
     torch.manual_seed(0)
-    agent = sar_ppo.Agent(4, 3, repeat=True, init_logstd=-1.5, authors_head="sb3")
+    agent = sar_ppo.Agent(4, 3, repeat=True, init_logstd=-1.5, sb3_u_init=True)
     scale = agent.dist(torch.randn(256, 4)).scale
     assert torch.allclose(scale[:, :3], torch.tensor(1.5).neg().exp())
     assert 0.4 < scale[:, 3].mean() < 2.5  # σ ≈ 1 at the start: log σ a small linear function of the state

@@ -113,7 +113,7 @@ def test_figure_script_draws_nothing_from_an_incomplete_set_of_runs(tmp_path, fi
 
 
 def test_figures_sh_that_fails_midway_leaves_every_committed_figure_as_it_was(tmp_path):
-    fake = tmp_path / "python"  # an interpreter without matplotlib: the first plot.py call fails
+    fake = tmp_path / "python"  # an interpreter without matplotlib: the first paper_figures.py call fails
     fake.write_text("#!/bin/sh\necho 'ModuleNotFoundError: No module named matplotlib' >&2\nexit 1\n")
     fake.chmod(0o755)
     figures = sorted(glob.glob(os.path.join(ROOT, "results", "figures", "*.png")) +

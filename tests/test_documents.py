@@ -107,14 +107,6 @@ TABLE_SCRIPTS = ("python plot.py ", "python benchmark/paper_figures.py ")  # the
 PRINTS_TABLES = re.compile(r" --(table|summary|ratios)\b")
 
 
-def runnable(command):
-    """A report's command as this clone runs it: benchmark/paper_figures.py takes plot.py's arguments and prints
-    the same, so before it exists plot.py stands in for it."""
-    if command.startswith(TABLE_SCRIPTS[1]) and not os.path.exists(os.path.join(ROOT, "benchmark", "paper_figures.py")):
-        return TABLE_SCRIPTS[0] + command.removeprefix(TABLE_SCRIPTS[1])
-    return command
-
-
 def table_commands():
     """(page, command) of every command the report's pages name that prints tables: each `python plot.py` or
     `python benchmark/paper_figures.py` line with --table, --summary or --ratios, and each
@@ -221,7 +213,7 @@ def marked_tables():
 def test_every_marked_table_of_the_report_is_what_its_command_prints_from_the_committed_runs(page, name, command,
                                                                                              table):
     # the command as written beside the table (bash expands its braces), its output from the table's first line
-    command = runnable(command).replace("python ", shlex.quote(sys.executable) + " ", 1)
+    command = command.replace("python ", shlex.quote(sys.executable) + " ", 1)
     printed = subprocess.run(["bash", "-c", command], cwd=ROOT, capture_output=True, text=True, check=True).stdout
     first = table.splitlines()[0]
     assert first in printed.splitlines(), f"{page}: {name}'s table is not in the output of {command}"

@@ -1,5 +1,6 @@
-"""plot.py's baseline figures: App. F.2's PPO (scaled) and App. G's ARP (each task at its smallest δ, every method
-overlaid, against physical time or training time) and Fig. 4's DAU (SAR-PPO against DAU at equal physical time)."""
+"""benchmark/paper_figures.py's baseline figures: App. F.2's PPO (scaled) and App. G's ARP (each task at its smallest
+δ, every method overlaid, against physical time or training time) and Fig. 4's DAU (SAR-PPO against DAU at equal
+physical time)."""
 import json
 import os
 
@@ -7,6 +8,7 @@ import numpy as np
 
 import dau
 import plot
+from benchmark import paper_figures
 import sar_ppo
 
 TASKS = ["InvertedPendulum-v5", "Hopper-v5", "Walker2d-v5", "Reacher-v5", "Swimmer-v5"]
@@ -37,7 +39,7 @@ def test_lowest_dt_figure_draws_a_panel_per_task_at_its_smallest_dt_with_every_m
                              seconds_per_row=1 + k)
     groups = plot.load_groups([str(tmp_path)])
     for x_key in ("physical_time_s", "wall_time_s"):
-        fig = plot.lowest_figure(groups, "deterministic", x_key, 1, TASKS)
+        fig = paper_figures.lowest_figure(groups, "deterministic", x_key, 1, TASKS)
         shown = [ax for ax in fig.axes if ax.get_visible()]
         assert len(shown) == len(TASKS) and len(fig.axes) == 8  # two rows of four, the last three hidden
         for ax, env_id in zip(shown, TASKS):
@@ -61,7 +63,7 @@ def test_lowest_dt_figures_are_written_by_kind_with_the_x_axis_in_the_name(tmp_p
     for method in ("SAR-PPO", "ARP-PPO"):
         for seed in (1, 2):
             fake_run(tmp_path / "runs", "Hopper-v5", method, 0.0005, seed, final=10.0, seconds_per_row=1)
-    assert plot.main([str(tmp_path / "runs"), "--kinds", "lowest", "--x", "wall_time_s", "--out",
+    assert paper_figures.main([str(tmp_path / "runs"), "--kinds", "lowest", "--x", "wall_time_s", "--out",
                       str(tmp_path / "figures")]) == 0
     assert os.listdir(tmp_path / "figures") == ["deterministic_lowest_dt_return_vs_wall_time_s_Hopper-v5.png"]
 
@@ -97,7 +99,7 @@ def test_fig4_reads_sar_ppo_at_daus_physical_time_and_says_where_its_run_ended_b
         for dt in (0.002, 0.0004):
             fake_dau_run(tmp_path, "Hopper-v5", dt, seed, 500.0, {5: 7.0, 10: 30.0 + seed})
     groups = plot.load_groups([str(tmp_path)])
-    table = plot.fig4_table(groups)
+    table = paper_figures.fig4_table(groups)
     rows = {line.split(" | ")[1]: line for line in table.splitlines() if line.startswith("| Hopper-v5")}
     # at 2 ms SAR-PPO passes T = 500 s at its 5th row (of 1,000 s): its rows in [450, 500] s give 50; DAU's last
     # evaluations 31 and 32
@@ -109,14 +111,14 @@ def test_fig4_reads_sar_ppo_at_daus_physical_time_and_says_where_its_run_ended_b
     assert "Hopper 1250.0×" in table  # the smallest δ: 1,250,000 transitions against 1,000 decisions
     # δ-invariance at T by the one rule: SAR-PPO 95 at 0.4 ms over 50 at 2 ms, DAU 31.5 over 31.5
     assert table.splitlines()[-1] == "| Hopper-v5 | 0.4 / 2 | 1.90, invariant | 1.00, invariant |"
-    fig = plot.fig4_figure(groups, ["Hopper-v5"])
+    fig = paper_figures.fig4_figure(groups, ["Hopper-v5"])
     bars = [p for p in fig.axes[0].patches if isinstance(p, plot.matplotlib.patches.Rectangle)]
     assert [b.get_height() for b in bars] == [95.0, 31.5, 50.0, 31.5]  # 0.4 ms first: SAR-PPO, DAU; then 2 ms
     assert [b.get_hatch() or "" for b in bars] == ["//", "", "", ""]
     assert np.allclose(plot.matplotlib.colors.to_rgb(bars[1].get_facecolor()),
                        plot.matplotlib.colors.to_rgb(plot.FAMILY_COLORS["DAU"]))
     plot.plt.close(fig)
-    assert plot.main([str(tmp_path), "--kinds", "fig4", "--out", str(tmp_path / "figures")]) == 0
+    assert paper_figures.main([str(tmp_path), "--kinds", "fig4", "--out", str(tmp_path / "figures")]) == 0
     assert os.listdir(tmp_path / "figures") == ["fig4_final_return_at_equal_physical_time_Hopper-v5.png"]
     assert "| task | δ (ms) | T (s) | SAR-PPO | DAU |" in capsys.readouterr().out
 
@@ -127,7 +129,7 @@ def test_fig4_says_which_cells_have_no_dau_evaluation_and_gives_no_verdict_from_
         fake_run(tmp_path, "Hopper-v5", "SAR-PPO", 0.0004, seed, final=100.0, seconds_per_row=1, physical_per_row=40)
         fake_dau_run(tmp_path, "Hopper-v5", 0.002, seed, 500.0, {})  # dau.py's default --eval-every 0: none
         fake_dau_run(tmp_path, "Hopper-v5", 0.0004, seed, 500.0, {10: 30.0} if seed == 1 else {})
-    assert plot.main([str(tmp_path), "--kinds", "fig4", "--out", str(tmp_path / "figures")]) == 0
+    assert paper_figures.main([str(tmp_path), "--kinds", "fig4", "--out", str(tmp_path / "figures")]) == 0
     out, err = capsys.readouterr()
     warnings = [line for line in err.splitlines() if "Fig. 4" in line]
     assert len(warnings) == 1 and "Hopper-v5 at 0.4 ms (1 of 2 runs), 2 ms (2 of 2 runs)" in warnings[0], err
@@ -145,7 +147,7 @@ def test_fig4_says_which_cells_have_no_dau_evaluation_and_gives_no_verdict_from_
 def test_fig4_says_nothing_of_evaluations_when_every_dau_run_has_them(tmp_path, capsys):
     fake_run(tmp_path, "Hopper-v5", "SAR-PPO", 0.002, 1, final=100.0, seconds_per_row=1, physical_per_row=100)
     fake_dau_run(tmp_path, "Hopper-v5", 0.002, 1, 500.0, {10: 30.0})
-    assert plot.main([str(tmp_path), "--kinds", "fig4", "--table"]) == 0
+    assert paper_figures.main([str(tmp_path), "--kinds", "fig4", "--table"]) == 0
     assert "Fig. 4" not in capsys.readouterr().err
 
 
@@ -182,19 +184,19 @@ def test_fig4_on_equal_terms_reads_both_methods_by_evaluation_and_by_training_re
             lines[i] = ",".join(cells)
         progress.write_text("\n".join(lines) + "\n")
     groups = plot.load_groups([str(tmp_path)])
-    assert plot.fig4_cells(groups) == {}  # not the committed Fig. 4's DAU (without normalisation)
-    table = plot.fig4_equal_table(groups)
+    assert paper_figures.fig4_cells(groups) == {}  # not the committed Fig. 4's DAU (without normalisation)
+    table = paper_figures.fig4_equal_table(groups)
     rows = [line for line in table.splitlines() if line.startswith("| Hopper-v5 | 2 |")]
     # evaluation: SAR-PPO 41.5, 42 (mean of 40 and 42 + seed) against DAU 31, 32; training: 11, 12 against 21, 22
     assert rows == ["| Hopper-v5 | 2 | 500 | 41.8 [41.5, 42.0] (2) | 31.5 [31.0, 32.0] (2) | SAR above by the intervals"
                     " | 11.5 [11.0, 12.0] (2) | 21.5 [21.0, 22.0] (2) | not |"]
     assert "DAU's transitions / SAR-PPO's decisions up to T: Hopper 250.0×" in table  # 250,000 against 1,000
     assert "δ-invariance" not in table  # one δ: nothing to compare
-    fig = plot.fig4_equal_figure(groups, ["Hopper-v5"])
+    fig = paper_figures.fig4_equal_figure(groups, ["Hopper-v5"])
     bars = [p for p in fig.axes[0].patches if isinstance(p, plot.matplotlib.patches.Rectangle)]
     assert [b.get_height() for b in bars] == [41.75, 31.5]  # the evaluations; the training returns as diamonds
     plot.plt.close(fig)
-    assert plot.main([str(tmp_path), "--kinds", "fig4", "--out", str(tmp_path / "figures")]) == 0
+    assert paper_figures.main([str(tmp_path), "--kinds", "fig4", "--out", str(tmp_path / "figures")]) == 0
     assert os.listdir(tmp_path / "figures") == ["fig4_equal_terms_Hopper-v5.png"]
     out, err = capsys.readouterr()
     assert "SAR-PPO, evaluation | DAU, evaluation" in out and "no DAU run found" not in err
@@ -207,6 +209,6 @@ def test_fig4_on_equal_terms_reads_each_methods_dt_invariance_by_its_evaluations
             fake_dau_run(tmp_path, "Hopper-v5", dt, seed, 500.0, {10: dau_eval + seed})
             config = tmp_path / f"Hopper-v5__dau__dt{dt}__s{seed}" / "config.json"
             config.write_text(json.dumps({**json.loads(config.read_text()), "no_input_norm": False}))
-    table = plot.fig4_equal_table(plot.load_groups([str(tmp_path)]))
+    table = paper_figures.fig4_equal_table(plot.load_groups([str(tmp_path)]))
     assert table.splitlines()[-1] == "| Hopper-v5 | 0.5 / 8 | 0.98, invariant | 0.37, not |"
     assert "Hopper 1000.0×" in table  # at 0.5 ms: 1,000,000 transitions against 1,000 decisions

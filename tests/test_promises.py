@@ -274,6 +274,8 @@ WRITERS = {  # a command's arguments (T: an empty folder), and an output it woul
                      "InvertedPendulum-v5__sar-delta2-3__dt0.002__s1_safe_regions.png"),
     "plot": (["plot.py", "T/runs", "--kinds", "bars", "--out", "T"],
              "InvertedPendulum-v5_deterministic_final_return.png"),
+    "paper_figures": (["benchmark/paper_figures.py", "T/runs", "--kinds", "grid", "--out", "T"],
+                      "deterministic_grid_return_vs_decision_steps_InvertedPendulum-v5.png"),
     "animate": (["tools/animate.py", "--max-frames", "2", "--width", "64", "--height", "64", "--out", "T/a.gif"],
                 "a.gif"),
     "sb3_sar": (["examples/sb3_sar.py", "--total-steps", "64", "--eval-episodes", "1", "--out", "T/run"], "run/x"),

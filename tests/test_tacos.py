@@ -120,13 +120,14 @@ def fake_run(root, method, seed, final, decisions_per_episode, cost=0.0):
 
 
 def test_the_tacos_table_charges_every_method_c_per_decision_and_compares_sar_both_ways(tmp_path):
+    from benchmark import paper_figures
     for seed in (1, 2):
         fake_run(tmp_path, "SAR-PPO", seed, 1000.0 + seed, 50)  # 2 episodes a row
         fake_run(tmp_path, "FiGAR-C-PPO", seed, 900.0, 20)
         fake_run(tmp_path, "TaCoS-PPO (c=0.32)", seed, 1010.0 + seed, 10, cost=0.32)
         plot = fake_run(tmp_path, "TaCoS-PPO (c=0)", seed, 990.0, 100)
     groups = plot.load_groups([str(tmp_path)])
-    table = plot.tacos_table(groups)
+    table = paper_figures.tacos_table(groups)
     rows = {line.split(" | ")[3]: line for line in table.splitlines() if line.startswith("| Hopper-v5")}
     assert list(rows) == ["SAR-PPO", "FiGAR-C-PPO", "TaCoS-PPO (c=0)", "TaCoS-PPO (c=0.32)"]
     # SAR-PPO: 1001, 1002 at 50 decisions an episode: 1001 − 0.32·50 = 985 and 986
@@ -140,28 +141,30 @@ def test_the_tacos_table_charges_every_method_c_per_decision_and_compares_sar_bo
            "− 0.32·decisions not" in verdicts
     assert "- Hopper-v5, deterministic, 0.5 ms: SAR-PPO against TaCoS-PPO (c=0): by the return SAR above by the " \
            "intervals; by return − 0.32·decisions SAR above by the intervals" in verdicts
-    fig = plot.tacos_figure(groups)
+    fig = paper_figures.tacos_figure(groups)
     dots = {c.get_label(): c.get_offsets().tolist() for c in fig.axes[0].collections}
     assert dots["SAR-PPO"] == [[50.0, 1001.0], [50.0, 1002.0]] and dots["TaCoS-PPO (c=0.32)"][0] == [10.0, 1011.0]
     plot.plt.close(fig)
-    assert plot.main([str(tmp_path), "--variants", "--kinds", "tacos", "--out", str(tmp_path / "figures")]) == 0
+    figures = str(tmp_path / "figures")
+    assert paper_figures.main([str(tmp_path), "--variants", "--kinds", "tacos", "--out", figures]) == 0
     assert (tmp_path / "figures" / "tacos_return_vs_decisions.png").exists()
 
 
 def test_the_tacos_tables_mean_hold_is_the_last_tenths_physical_time_over_its_decisions():
     import numpy as np
-    import plot
+    from benchmark import paper_figures
     steps = np.arange(1, 11) * 100.0  # 5 ms a decision up to 800 decisions, then 10 ms: 4 s + 2 s
     time = np.minimum(steps, 800) * 0.005 + np.maximum(steps - 800, 0) * 0.010
-    assert plot.final_hold({"decision_steps": steps, "physical_time_s": time}) == pytest.approx(0.010)
+    assert paper_figures.final_hold({"decision_steps": steps, "physical_time_s": time}) == pytest.approx(0.010)
     one_row = {"decision_steps": np.array([100.0]), "physical_time_s": np.array([0.5])}
-    assert plot.final_hold(one_row) == pytest.approx(0.005)  # the whole run
+    assert paper_figures.final_hold(one_row) == pytest.approx(0.005)  # the whole run
 
 
 def test_the_tacos_table_asked_for_without_tacos_runs_says_so_in_one_line(tmp_path, capsys):
+    from benchmark import paper_figures
     for seed in (1, 2):
-        plot = fake_run(tmp_path, "SAR-PPO", seed, 1000.0, 50)
-    assert plot.main([str(tmp_path), "--variants", "--kinds", "tacos", "--table"]) == 0
+        fake_run(tmp_path, "SAR-PPO", seed, 1000.0, 50)
+    assert paper_figures.main([str(tmp_path), "--variants", "--kinds", "tacos", "--table"]) == 0
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--kinds tacos: no TaCoS-PPO run among these" in err
 
@@ -202,13 +205,13 @@ def test_the_tacos_map_warns_when_it_can_hold_one_delta_step_only():
 
 
 def test_decisions_per_episode_reach_back_to_twenty_episodes_where_few_end_in_the_last_tenth():
-    import plot
+    from benchmark import paper_figures
     steps = np.arange(1, 101) * 1000.0  # 100 rows of 1,000 decisions; an episode every 3,000
     columns = {"decision_steps": steps, "episodes": steps // 3000}
     # the last tenth alone (its rows from 89,000 decisions on): 11,000 decisions over 4 episodes, 8% short
-    assert plot.decisions_per_episode(columns, episodes_at_least=1) == 2750
-    assert plot.decisions_per_episode(columns) == pytest.approx(3000, rel=0.05)  # over the last 20
-    assert math.isnan(plot.decisions_per_episode({"decision_steps": steps, "episodes": steps * 0}))
+    assert paper_figures.decisions_per_episode(columns, episodes_at_least=1) == 2750
+    assert paper_figures.decisions_per_episode(columns) == pytest.approx(3000, rel=0.05)  # over the last 20
+    assert math.isnan(paper_figures.decisions_per_episode({"decision_steps": steps, "episodes": steps * 0}))
 
 
 def test_the_tacos_codes_two_floors_shorten_the_holds_the_page_says(capsys):

@@ -169,10 +169,12 @@ def wrapper_text(script, name):  # the class, up to the next top-level definitio
 
 
 def test_every_training_script_carries_the_same_wrapper_and_agent_text():
-    for name, scripts in [("SafeActionRepetition", ["sar_ppo.py", "sar_trpo.py"]),
-                          ("DurativeRepetition", ["figar_ppo.py", "figar_trpo.py"])]:
-        assert wrapper_text(scripts[0], name) == wrapper_text(scripts[1], name)
-    agents = {wrapper_text(script, "Agent") for script in LEARNER_SCRIPTS}
-    assert len(agents) == 1
-    checks = {inspect.getsource(module.check_wrapped) for module in (sar_ppo, figar_ppo, sar_trpo, figar_trpo, arp_ppo)}
-    assert len(checks) == 1  # the repetitions' argument checks, one text in every script
+    for name, scripts in [("SafeActionRepetition", ["sar_ppo.py", "sar_trpo.py", "arp_ppo.py"]),
+                          ("DurativeRepetition", ["figar_ppo.py", "figar_trpo.py"]),
+                          ("Agent", ["sar_ppo.py", "figar_ppo.py", "arp_ppo.py"]),  # PPO's, with A2C's head
+                          ("Agent", ["sar_trpo.py", "figar_trpo.py"])]:  # TRPO's, with the authors' TRPO head
+        assert wrapper_text(scripts[0], name) == wrapper_text(scripts[1], name) == wrapper_text(scripts[-1], name)
+    modules = (sar_ppo, figar_ppo, sar_trpo, figar_trpo, arp_ppo)
+    for shared in ("dt_and_gamma_dt", "check_action", "check_finite", "layer_init", "normalize", "compute_gae"):
+        assert len({inspect.getsource(getattr(module, shared)) for module in modules}) == 1, shared
+    assert len({inspect.getsource(module.Agent.dist) for module in modules}) == 1  # the policy, one text

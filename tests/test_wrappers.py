@@ -225,11 +225,9 @@ def test_wrapper_refuses_an_argument_the_method_cannot_take_naming_it(make, name
         make()
 
 
-def test_sar_warns_when_no_repetition_is_possible_and_refuses_step_before_reset():
+def test_sar_warns_when_no_repetition_is_possible():
     with pytest.warns(UserWarning, match="no action can be repeated"):
-        env = sar_ppo.SafeActionRepetition(Scripted(STILL, dt=0.05), max_t=0.05)
-    with pytest.raises(RuntimeError, match="reset"):
-        env.step(np.array([0.3, 1.0]))
+        sar_ppo.SafeActionRepetition(Scripted(STILL, dt=0.05), max_t=0.05)
 
 
 def test_figar_wrapper_warns_when_no_repetition_is_possible():
@@ -289,7 +287,7 @@ def test_repetition_needs_a_dt_that_agrees_with_the_envs_and_box_spaces():
     with pytest.raises(ValueError, match="^env:"):  # Discrete actions
         sar_ppo.SafeActionRepetition(gym.make("CartPole-v1"))
     env = sar_ppo.SafeActionRepetition(gym.make("MountainCarContinuous-v0"), dt=1.0, max_t=3.0)
-    with pytest.raises(ValueError, match=r"^dt: the env steps 0.01 s, got 0.002"):  # t_max would be off by 5×
+    with pytest.raises(ValueError, match=r"^dt: the env's is 0.01, got 0.002"):  # t_max would be off by 5×
         sar_ppo.SafeActionRepetition(gym.make("test/Still-v0"), dt=0.002)
     env = sar_ppo.SafeActionRepetition(gym.make("test/Still-v0"), dt=0.01, gamma_dt=0.5)  # γ_δ: the argument wins
     assert (env.dt, env.gamma_dt, env.max_repeats) == (0.01, 0.5, 5)
@@ -298,7 +296,7 @@ def test_repetition_needs_a_dt_that_agrees_with_the_envs_and_box_spaces():
 @pytest.mark.parametrize("wrapper", [sar_ppo.SafeActionRepetition, figar_ppo.DurativeRepetition])
 def test_repetition_refuses_a_gamma_dt_other_than_the_envs_own(wrapper):
     env = envs.make_env("Pusher-v5", 0.01)  # γ_δ = 0.99^(1/5) per δ-step
-    with pytest.raises(ValueError, match=r"^gamma_dt: the env discounts 0.99799"):  # 0.99 would be 5× the horizon's cut
+    with pytest.raises(ValueError, match=r"^gamma_dt: the env's is 0.99799"):  # 0.99 would be 5× the horizon's cut
         wrapper(env, gamma_dt=0.99)
     assert wrapper(env, gamma_dt=env.gamma_dt).gamma_dt == wrapper(env).gamma_dt == 0.99 ** (1 / 5)
 
@@ -328,13 +326,17 @@ def readme_section(title):
     return text[text.index(title):].split("\n## ")[0]
 
 
+SHARED = ("dt_and_gamma_dt", "check_action", "check_finite")  # the functions every repetition wrapper calls
+
+
 def wrapper_source():
-    """What README says to copy from sar_ppo.py: the three constants after its imports, the class and check_wrapped."""
+    """What README says to copy from sar_ppo.py: the three constants after its imports, the class and the
+    functions it calls."""
     with open(os.path.join(ROOT, "sar_ppo.py")) as f:
         constants = "".join(line for line in f if line.startswith(("MAX_T = ", "MAX_T_CAP = ", "MAX_D = ")))
     assert constants.count("\n") == 3
-    return constants + "\n\n" + "\n\n\n".join(inspect.getsource(f) for f in (sar_ppo.SafeActionRepetition,
-                                                                            sar_ppo.check_wrapped))
+    functions = [sar_ppo.SafeActionRepetition] + [getattr(sar_ppo, name) for name in SHARED]
+    return constants + "\n\n" + "\n\n\n".join(inspect.getsource(f) for f in functions)
 
 
 def test_the_wrapper_copied_with_the_readme_imports_runs_without_torch_or_envs(tmp_path):
@@ -351,11 +353,12 @@ def test_the_wrapper_copied_with_the_readme_imports_runs_without_torch_or_envs(t
 
 def test_readme_snippet_to_use_sar_in_your_own_project_runs_as_written():
     # the section's first block is the user's file: the imports, then (where its comment says) the class and
-    # check_wrapped copied from sar_ppo.py, then the example
+    # the functions it calls copied from sar_ppo.py, then the example
     block = readme_section("## Use SAR in your own project").split("```python\n")[1].split("```")[0]
     imports, example = block.split("\n\n", 1)
     assert "SafeActionRepetition" in example and "import" not in example
     assert "MAX_T, MAX_T_CAP, MAX_D, class SafeActionRepetition" in example  # what its comment says to copy
+    assert all(name in example for name in SHARED)
     source = wrapper_source()
     scope = {"__name__": "readme"}
     exec(compile(imports + "\n\n\n" + source + "\n\n\n" + example, "README.md", "exec"), scope)  # noqa: S102

@@ -189,14 +189,11 @@ def policy_and_env(module, args, state):
             return action * (high - low) / 2 + (high + low) / 2
         return env, None, act
     env, repetition = module.make_decision_env(args)
-    authors_head = None  # the authors' log-std heads, where a run was made with them
-    if getattr(args, "sb2_logstd", False):
-        authors_head = "sb2"
-    if getattr(args, "sb3_u_init", False):
-        authors_head = "sb3"
+    # the authors' log-std heads (--sb2-logstd of the TRPO scripts, --sb3-u-init of the PPO ones), where a run has one
+    heads = {flag: True for flag in ("sb2_logstd", "sb3_u_init") if getattr(args, flag, False)}
     repeat = module is not arp_ppo and not getattr(args, "no_repeat", False)
     agent = module.Agent(env.observation_space.shape[0], env.unwrapped.action_space.shape[0], repeat=repeat,
-                         authors_head=authors_head)
+                         **heads)
     agent.load_state_dict(state["agent"])
     obs_rms = gym.wrappers.utils.RunningMeanStd(shape=env.observation_space.shape)
     bookkeeping.load_stats(obs_rms, state["obs_rms"])

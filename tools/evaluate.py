@@ -112,14 +112,10 @@ def main(argv=None):
     if module is dau:
         return evaluate_dau(flags, args, state)
     env, repetition = module.make_decision_env(args)
-    authors_head = None  # the authors' log-std heads, where a run was made with them
-    if getattr(args, "sb2_logstd", False):
-        authors_head = "sb2"
-    if getattr(args, "sb3_u_init", False):
-        authors_head = "sb3"
+    # the authors' log-std heads (--sb2-logstd of the TRPO scripts, --sb3-u-init of the PPO ones), where a run has one
+    heads = {flag: True for flag in ("sb2_logstd", "sb3_u_init") if getattr(args, flag, False)}
     agent = module.Agent(env.observation_space.shape[0], env.unwrapped.action_space.shape[0],
-                         repeat=module is not arp_ppo and not getattr(args, "no_repeat", False),
-                         authors_head=authors_head)
+                         repeat=module is not arp_ppo and not getattr(args, "no_repeat", False), **heads)
     obs_rms = RunningMeanStd(shape=env.observation_space.shape)
     try:
         agent.load_state_dict(state["agent"])
