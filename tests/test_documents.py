@@ -229,7 +229,7 @@ def test_fig5s_verdict_table_is_what_its_command_prints():
     # its command prints: every cell is that table's row, in its words
     page = report_pages()["fig5.md"]
     command = next(c for p, c in table_commands() if p == "fig5.md" and "--kinds fig5" in c)
-    command = runnable(command).replace("python ", shlex.quote(sys.executable) + " ", 1)
+    command = command.replace("python ", shlex.quote(sys.executable) + " ", 1)
     printed = subprocess.run(["bash", "-c", command], cwd=ROOT, capture_output=True, text=True, check=True).stdout
     expected = {}
     for line in printed.splitlines():
