@@ -397,6 +397,7 @@ def log_row(run, args, row, envs_now=None):
     if not math.isfinite(row["policy_loss"] + row["value_loss"]):
         sys.exit(f"{os.path.basename(sys.argv[0])}: the loss diverged in {unit} {run['counters'][unit]} (not "
                  f"logged); train anew under another --run-name with {run['script'].smaller_steps}")
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})  # Ctrl-C waits for both
     run["rows"].append(row)
     with open(os.path.join(run["dir"], "progress.csv"), "a", newline="") as f:
         f.write(csv_text(run["script"].columns, [row]))
@@ -404,10 +405,13 @@ def log_row(run, args, row, envs_now=None):
         os.fsync(f.fileno())  # on disk before its checkpoint, even through a power loss
     last = finished(args, row["decision_steps"], row["physical_time_s"])
     run["finished"] = last
-    if run["counters"][unit] % args.checkpoint_every == 0 or last:
-        if callable(envs_now):  # DAU's many envs: read only for a checkpoint
-            envs_now = envs_now()
-        run["state"] = save_checkpoint(run, envs_now)
+    try:
+        if run["counters"][unit] % args.checkpoint_every == 0 or last:
+            if callable(envs_now):  # DAU's many envs: read only for a checkpoint
+                envs_now = envs_now()
+            run["state"] = save_checkpoint(run, envs_now)
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
 
 
 def save_checkpoint(run, envs_now=None):
