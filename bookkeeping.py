@@ -289,7 +289,9 @@ def open_run(args, argv, script, learner, config, rng=None):
         except Exception as e:  # noqa: BLE001 - a torn or overwritten file fails in many ways, each one line here
             fail(f"--resume: {checkpoint} is damaged ({type(e).__name__}: {brief(e)}), so the run cannot go on "
                  "from it; move the folder aside and train the run anew, or choose another --run-name")
-        refuse_changed_flags(args, script, state.get("config") or {}, run_dir)
+        if not isinstance(state, dict) or not isinstance(state.get("config"), dict):
+            fail(f"--resume: {checkpoint} is not a checkpoint of a run: it holds no config")
+        refuse_changed_flags(args, script, state["config"], run_dir)
         try:
             for name, part in learner.items():
                 if isinstance(part, RunningMeanStd):
