@@ -1,6 +1,6 @@
 """Fixtures the test files share: a finished tiny run (and a copy of it with its model.pt), one torch thread,
-the Stable-Baselines3 example (skipped without stable-baselines3); the temporary folders of a session that
-passed are removed at its end (pytest would keep the last three sessions' under the system's temp folder)."""
+the Stable-Baselines3 example (skipped without stable-baselines3). pytest.ini keeps only a failed test's
+temporary folder, and one session's at most."""
 import os
 import shutil
 import warnings
@@ -46,9 +46,3 @@ def sb3_sar():
     from examples import sb3_sar
     return sb3_sar
 
-
-def pytest_sessionfinish(session, exitstatus):
-    """A passing session's temporary folders go (each xdist worker removes its own); a failing one's stay."""
-    factory = getattr(session.config, "_tmp_path_factory", None)
-    if exitstatus == 0 and factory is not None and factory._basetemp is not None:
-        shutil.rmtree(factory.getbasetemp(), ignore_errors=True)

@@ -1,9 +1,10 @@
 """README.md, the report (results/README.md, its index, and a page per figure or appendix beside it) and the
 folders' READMEs: every link and anchor exists, and every link into the report lands on a heading of its page; every
-mean ± interval the report gives comes from the committed runs, and every table a page marks is what the
-command above it prints; README's "Results at a glance" is the index's
-table and stays a glance (a cell at most 20 words, the table 450), each row's numbers in the section it links; each
-page opens with its claim, its verdict and its command."""
+committed group of runs is printed by a command the report names, and every table a page marks is what the
+command above it prints; README's "Results at a glance" is the index's table and stays a glance (a cell at most
+20 words, the table 450), each row's numbers in the section it links; each page opens with its claim, its verdict
+and its command."""
+import argparse
 import itertools
 import os
 import re
@@ -102,33 +103,117 @@ def test_the_report_is_a_short_index_and_a_page_per_section_that_opens_with_its_
         assert heads.count("#") == 1, name  # one level-1 heading, the page's own
 
 
-def test_readme_final_returns_come_from_the_committed_runs():
-    # a clean clone must hold the runs behind every results table of the report, its pages results/*.md
-    groups = plot.load_groups([os.path.join(ROOT, "results", "runs")])
-    pendulums_and_hopper = [k for k in groups
-                            if k[0] in ("InvertedPendulum-v5", "InvertedDoublePendulum-v5", "Hopper-v5")]
-    assert len(pendulums_and_hopper) >= 30  # 9 + 9 + 6 δ-cells + 6 noisy
-    readme = "\n".join(report_pages().values())
-    groups_1m = plot.load_groups([os.path.join(ROOT, "results", "runs_1m")])
-    assert sorted(len(runs) for runs in groups_1m.values()) == [3, 3, 3, 3, 8, 8]  # SAR-PPO's 8 seeds
-    for (_, _, method, _), runs in [*groups.items(), *groups_1m.items()]:  # every group of two seeds or more
-        if method.startswith("DAU"):  # in Fig. 4's table only: its evaluation, mean [min, max] (seeds)
-            assert len(runs) < 2 or plot.range_cell([plot.evaluated_return(c) for _, c, _ in runs]) in readme
-            continue
-        mean, ci = plot.mean_ci([plot.final_return(c) for _, c, _ in runs])
-        assert len(runs) < 2 or f"{mean:.1f} ± {ci:.1f}" in readme
+TABLE_SCRIPTS = ("python plot.py ", "python benchmark/paper_figures.py ")  # the paper's tables: the second
+PRINTS_TABLES = re.compile(r" --(table|summary|ratios)\b")
 
+
+def runnable(command):
+    """A report's command as this clone runs it: benchmark/paper_figures.py takes plot.py's arguments and prints
+    the same, so before it exists plot.py stands in for it."""
+    if command.startswith(TABLE_SCRIPTS[1]) and not os.path.exists(os.path.join(ROOT, "benchmark", "paper_figures.py")):
+        return TABLE_SCRIPTS[0] + command.removeprefix(TABLE_SCRIPTS[1])
+    return command
+
+
+def table_commands():
+    """(page, command) of every command the report's pages name that prints tables: each `python plot.py` or
+    `python benchmark/paper_figures.py` line with --table, --summary or --ratios, and each
+    `python benchmark/safe_regions.py <run>`, in a code block or in backquotes (a placeholder such as <folder>
+    is no command)."""
+    for page, text in report_pages().items():
+        blocks = re.findall(r"```bash\n(.*?)```", text, re.S)
+        lines = [line.split("  #")[0].strip() for block in blocks for line in block.splitlines()]
+        inline = re.findall(r"`(python [^`]+)`", re.sub(r"```.*?```", "", text, flags=re.S))
+        lines += [" ".join(span.split()) for span in inline]  # a span broken over lines is one command
+        for line in lines:
+            if line.startswith(TABLE_SCRIPTS) and PRINTS_TABLES.search(line) and "<" not in line:
+                yield page, line
+            elif line.startswith("python benchmark/safe_regions.py "):  # Fig. 6's: it prints its one run's numbers
+                yield page, line
+
+
+def table_arguments(command):
+    """plot.py's arguments of a command, its braces expanded as bash expands them."""
+    words = subprocess.run(["bash", "-c", 'printf "%s\\0" ' + command.split(" ", 2)[2]], capture_output=True,
+                           text=True, check=True).stdout.split("\0")[:-1]
+    p = argparse.ArgumentParser(add_help=False)
+    p.add_argument("paths", nargs="+")
+    for flag in ("--only", "--kinds"):
+        p.add_argument(flag, nargs="+")
+    p.add_argument("--window", nargs=2)
+    p.add_argument("--max-steps", type=int)
+    for flag in ("--learner", "--out", "--x", "--format", "--prefix", "--random-returns", "--smooth"):
+        p.add_argument(flag)
+    for flag in ("--table", "--summary", "--ratios", "--variants", "--partial"):
+        p.add_argument(flag, action="store_true")
+    return p.parse_args(words)
+
+
+def committed_groups():
+    """{((env, setting, method, δ), its folder under results/): [its run folders]} of every finished committed group."""
+    return {(key, root): [folder for _, _, folder in runs]
+            for root in ("runs", "runs_1m") for key, runs in plot.load_groups([os.path.join(REPORT, root)]).items()}
+
+
+def printed_folders(commands, monkeypatch):
+    """The run folders that the tables of these commands print (each read once), and safe_regions.py's run."""
+    loaded, load_run = {}, plot.load_run
+
+    def load_once(folder, partial=False, max_steps=None, counts=None):
+        if (folder, partial, max_steps) not in loaded:
+            loaded[folder, partial, max_steps] = load_run(folder, partial, max_steps, counts)
+        return loaded[folder, partial, max_steps]
+    monkeypatch.setattr(plot, "load_run", load_once)
+    printed = set()
+    for command in commands:
+        if command.startswith("python benchmark/safe_regions.py "):
+            printed.add(os.path.realpath(os.path.join(ROOT, command.split()[2])))
+            continue
+        args = table_arguments(command)
+        found = plot.load_groups([os.path.join(ROOT, path) for path in args.paths], args.partial, args.max_steps,
+                                 args.only, args.variants)
+        if args.learner:
+            found = plot.by_learner(found).get(args.learner, {})
+        printed |= {os.path.realpath(folder) for runs in found.values() for _, _, folder in runs}
+    return printed
+
+
+def unprinted(groups, printed):
+    return [f"{key} in results/{root}" for (key, root), folders in groups.items()
+            if not all(os.path.realpath(folder) in printed for folder in folders)]
+
+
+def test_the_committed_runs_are_there_and_a_command_of_the_report_prints_every_group_of_them(monkeypatch):
+    # a clean clone holds the runs behind every table of the report, and every committed group is in a table that a
+    # command the report names prints: a committed group that no page's command prints is a result nobody reads
+    groups = committed_groups()
+    pendulums_and_hopper = [key for key, root in groups
+                            if root == "runs" and key[0] in ("InvertedPendulum-v5", "InvertedDoublePendulum-v5",
+                                                             "Hopper-v5")]
+    assert len(pendulums_and_hopper) >= 30  # 9 + 9 + 6 δ-cells + 6 noisy
+    sar_1m = [len(groups[("Hopper-v5", "deterministic", "SAR-PPO", dt), "runs_1m"]) for dt in (0.0005, 0.008)]
+    assert sar_1m == [8, 8]  # SAR-PPO's 8 seeds at the paper's budget
+    assert unprinted(groups, printed_folders([command for _, command in table_commands()], monkeypatch)) == []
+
+
+def test_the_print_check_finds_a_group_no_command_prints(monkeypatch):
+    # Fig. 6's two runs are printed by its page's safe_regions.py commands alone: without them, by none
+    groups = {(key, root): folders for (key, root), folders in committed_groups().items() if "dims 2,3" in key[2]}
+    commands = {page: [command for p, command in table_commands() if p == page] for page in ("fig5.md", "fig6.md")}
+    assert len(groups) == 2 and all(commands.values())
+    assert unprinted(groups, printed_folders(commands["fig5.md"] + commands["fig6.md"], monkeypatch)) == []
+    assert len(unprinted(groups, printed_folders(commands["fig5.md"], monkeypatch))) == 2
 
 
 def marked_tables():
     """(page, name, command, table) of each table a page of the report marks <!-- name --> … <!-- /name -->: the
-    table's text, and the `python plot.py … --table` (or `--summary`, `--ratios`) line of the last code block
-    above it."""
+    table's text, and the last `python plot.py` or `python benchmark/paper_figures.py` line with --table,
+    --summary or --ratios of the last code block above it."""
     for page, text in report_pages().items():
         for match in re.finditer(r"<!-- ([\w-]+) -->\n(.*?)<!-- /\1 -->", text, re.S):
             block = re.findall(r"```bash\n(.*?)```", text[:match.start()], re.S)[-1]
             commands = [line.split("  #")[0].strip() for line in block.splitlines()
-                        if line.startswith("python plot.py") and re.search(r" --(table|summary|ratios)\b", line)]
+                        if line.startswith(TABLE_SCRIPTS) and PRINTS_TABLES.search(line)]
             yield page, match.group(1), commands[-1], match.group(2)
 
 
@@ -136,7 +221,7 @@ def marked_tables():
 def test_every_marked_table_of_the_report_is_what_its_command_prints_from_the_committed_runs(page, name, command,
                                                                                              table):
     # the command as written beside the table (bash expands its braces), its output from the table's first line
-    command = command.replace("python ", shlex.quote(sys.executable) + " ", 1)
+    command = runnable(command).replace("python ", shlex.quote(sys.executable) + " ", 1)
     printed = subprocess.run(["bash", "-c", command], cwd=ROOT, capture_output=True, text=True, check=True).stdout
     first = table.splitlines()[0]
     assert first in printed.splitlines(), f"{page}: {name}'s table is not in the output of {command}"
