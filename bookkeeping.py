@@ -65,7 +65,7 @@ def terminate(signum, frame):
 def guard(main):
     """Run a script's main: Ctrl-C, SIGTERM or a failed write (a full disk) is one line; the run resumes."""
     OPENED.clear()
-    signal.signal(signal.SIGTERM, terminate)
+    before = signal.signal(signal.SIGTERM, terminate)
     try:
         main()
     except (KeyboardInterrupt, OSError) as e:
@@ -84,6 +84,7 @@ def guard(main):
         sys.exit(143 if isinstance(e, Terminated) else 130)  # as a shell's for SIGTERM, for Ctrl-C
     finally:
         OPENED.clear()  # the run (DAU: its replay memory) is not kept past main
+        signal.signal(signal.SIGTERM, before)
 
 
 # ---------------------------------------------------------------- files, whole or not at all
