@@ -360,7 +360,7 @@ def parse_args(argv=None):
     args = make_parser().parse_args(argv)
     check_args(args)
     name_run(args)
-    if args.resume and take_run_flags(args, argv):
+    if bookkeeping.take_run_flags(args, argv, SCRIPT):  # --resume: each flag not given is the run's own
         check_args(args)  # the run's own flags, checked and in transitions again
     return args
 
@@ -439,27 +439,6 @@ def name_run(args):
                  f"its folder to {args.run_name} first; to start a new run, leave out --resume")
 
 
-def take_run_flags(args, argv):
-    """--resume continues a run as it was made: each flag not given takes the run's own value
-    (a flag it predates: the value it had). Whether any was taken."""
-    made = made_with(args, args.run_name)
-    if not made:
-        return False
-    made = {**FLAGS_ADDED_LATER, **made}
-    parser = make_parser()
-    flags = {action.dest for action in parser._actions} - {"log_dir", "run_name", "resume"}
-    taken = [key for key in flags - bookkeeping.given_flags(parser, argv)
-             if key in made and getattr(args, key) != made[key]]
-    for key in taken:
-        setattr(args, key, made[key])
-    own = made.get("physical_time")
-    if own not in (None, args.physical_time) and args.run_name == default_name(args, f"__T{own:g}"):
-        fail(f"--physical-time: {args.run_name} is named for its {own:g} s; to train it for "
-             f"{args.physical_time:g} s, rename its folder to "
-             f"{default_name(args, f'__T{args.physical_time:g}')} first")
-    return bool(taken)
-
-
 # ================================================================ what it says; its envs
 def print_plan(run, args, num_rows, dt):
     """The first line: the folder, the method and its rows."""
@@ -518,7 +497,10 @@ FLAGS_ADDED_LATER = {"no_input_norm": True}  # the runs made before it had no no
 COUNTERS = ("row", "transitions", "gradient_steps", "episodes", "wall_time_s")  # a new run's: 0
 SCRIPT = bookkeeping.Script(
     __file__, make_parser, FLAGS_ADDED_LATER, "a smaller --learning-rate",
-    columns=bookkeeping.COLUMNS + ["gradient_steps", "gradient_steps_per_s"],
+    columns=["decision_steps", "env_steps", "physical_time_s", "wall_time_s", "episodes", "return_mean",
+             "eval_return_mean", "action_duration_mean_s", "safe_radius_mean", "policy_loss", "value_loss",
+             "approx_kl", "clip_fraction", "entropy", "decisions_per_s", "env_steps_per_s",  # the PPO scripts'
+             "gradient_steps", "gradient_steps_per_s"],
     resumable=bookkeeping.RESUMABLE - {"threads"},  # not --threads: it changes the numbers
     unit="transitions", counters=COUNTERS)
 

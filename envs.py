@@ -8,6 +8,7 @@ import math
 from typing import NamedTuple, Optional
 
 import gymnasium as gym
+import mujoco
 import numpy as np
 from gymnasium.envs.mujoco import MujocoEnv
 
@@ -191,11 +192,17 @@ class DtEnv(gym.Wrapper, gym.utils.RecordConstructorArgs):
                                "t": self.episode_length * self.dt}
         return obs, reward, terminated, truncated, info
 
+    def state(self):  # where the episode is: for a checkpoint (env_state)
+        return {"episode_return": self.episode_return, "episode_length": self.episode_length}
+
+    def restore(self, state):
+        self.episode_return, self.episode_length = state["episode_return"], state["episode_length"]
+
 
 # ---------------------------------------------------------------- the flags of the env, in every training script
 def add_flags(p, stochastic=True):
     """--env-id and --dt; with `stochastic`, the stochastic and partially observable settings (Sec. 5.2, App. H)."""
-    from bookkeeping import within  # here: the rest of envs.py needs no torch
+    from flags import within  # here: flags.py needs no torch
     p.add_argument("--env-id", default="InvertedPendulum-v5", help="a gymnasium task with Box spaces (Table 1's eight)")
     p.add_argument("--dt", help="δ in seconds, or lowest|low|middle|original (Table 1); default lowest, or the task's")
     if stochastic:
@@ -209,7 +216,7 @@ def add_flags(p, stochastic=True):
 def check_flags(args):
     """--dt in seconds (by default δ_lowest of Table 1's tasks, another task's own); the stochastic settings on
     the tasks App. J.2 and App. H define them for."""
-    from bookkeeping import fail  # as add_flags
+    from flags import fail  # as add_flags
     try:
         default_dt = "lowest" if args.env_id in DT_TABLE else None  # given empty, --dt is bad input
         args.dt = resolve_dt(args.env_id, default_dt if args.dt is None else args.dt)
@@ -218,12 +225,14 @@ def check_flags(args):
         fail(f"--{name.replace('_', '-')}: {message}")
     if "noise" not in args:
         return
-    task = args.env_id.split("-")[0]
+    name = args.env_id.split("-")[0]
     for flag, ok, rule in [
             ("--noise-prob/--noise-std", args.noise or {args.noise_prob, args.noise_std} == {None}, "need --noise"),
-            ("--noise", not args.noise or task in NOISE_STD, f"App. J.2 defines it for {', '.join(NOISE_STD)}"
+            ("--noise", not args.noise or name in NOISE_STD, f"App. J.2 defines it for {', '.join(NOISE_STD)}"
              f" only, not {args.env_id}"),
-            ("--hold-penalty", not args.hold_penalty or task in HOLD_PENALTY,
+            ("--time-feature", not getattr(args, "time_feature", False) or task(args.env_id).max_episode_steps,
+             f"{args.env_id} has no time limit, so the time feature would be 0 throughout"),
+            ("--hold-penalty", not args.hold_penalty or name in HOLD_PENALTY,
              f"App. H defines it for {', '.join(HOLD_PENALTY)} only, not {args.env_id}")]:
         if not ok:
             fail(f"{flag}: {rule}")
@@ -330,6 +339,12 @@ class Perturb(gym.Wrapper, gym.utils.RecordConstructorArgs):
         obs, reward, terminated, truncated, info = self.env.step(action)
         return self._observe(obs), reward, terminated, truncated, info
 
+    def state(self):  # the force of this decision (a kind that pushes a body): for a checkpoint (env_state)
+        return {"force": self.force} if self.kind != "action" else {}
+
+    def restore(self, state):
+        self.force = state["force"]
+
     def _observe(self, obs):
         if self.kind != "ext-force-perceptible":
             return obs
@@ -387,6 +402,12 @@ class HoldPenalty(gym.Wrapper, gym.utils.RecordConstructorArgs):
             reward += self.penalty
         return obs, reward, terminated, truncated, info
 
+    def state(self):  # the action held and for how long: for a checkpoint (env_state)
+        return {"last_action": self.last_action, "held": self.held}
+
+    def restore(self, state):
+        self.last_action, self.held = state["last_action"], state["held"]
+
 
 class AlertThenOff(gym.Env):
     """Sec. 4.3 / App. C. Physical time limit T = 1, stepped every δ. State s ∈ {0 normal,
@@ -434,3 +455,37 @@ class AlertThenOff(gym.Env):
         if self.k >= self.num_steps:  # t = 1: the noisy final reward ξ
             return self._obs(), reward + self.np_random.normal(), True, False, {}
         return self._obs(), reward, False, False, {}
+
+
+# ---------------------------------------------------------------- exact resume: an env where its next step starts
+SIMULATOR = mujoco.mjtState.mjSTATE_INTEGRATION  # everything mj_step reads: time, qpos, qvel, act, warm start, forces
+READ_BEFORE_STEP = ("xpos", "xipos")  # derived, not state, but read before mj_step (Ant: xpos; Humanoid: xipos)
+
+
+def env_state(env):
+    """A MuJoCo env where its next step starts: each wrapper's state within the episode (its `state()`; {} for a
+    wrapper without one), the simulator, the positions read before a step, and the env's RNG (resets, Perturb's
+    draws). Arrays as numpy arrays: bookkeeping.py saves them as tensors."""
+    layers, layer, raw = [], env, env.unwrapped
+    while layer is not raw:
+        layers.append(layer.state() if hasattr(type(layer), "state") else {})
+        layer = layer.env
+    simulator = np.empty(mujoco.mj_stateSize(raw.model, SIMULATOR))
+    mujoco.mj_getState(raw.model, raw.data, simulator, SIMULATOR)
+    derived = {name: getattr(raw.data, name).copy() for name in READ_BEFORE_STEP}
+    return {"layers": layers, "simulator": simulator, "derived": derived,
+            "env_rng": raw.np_random.bit_generator.state}
+
+
+def restore_env(env, saved):
+    """The env as `env_state` saw it: each wrapper's `restore()` takes what its `state()` gave."""
+    layers = saved["layers"] if "layers" in saved else [saved["layer"]]  # "layer": DAU's checkpoints before this
+    layer, raw = env, env.unwrapped
+    for own in layers:
+        if own:
+            layer.restore(own)
+        layer = layer.env
+    mujoco.mj_setState(raw.model, raw.data, saved["simulator"], SIMULATOR)
+    for name, value in saved.get("derived", {}).items():  # checkpoints before it had none: Ant was then not exact
+        getattr(raw.data, name)[:] = value
+    raw.np_random.bit_generator.state = saved["env_rng"]

@@ -300,13 +300,9 @@ def main(argv=None):
     learner = {"agent": agent, "optimizer": optimizer, "obs_rms": obs_rms, "ret_rms": ret_rms}
     config = {**vars(args), "dt": dt, "dt0": dt0, "gamma_dt": gamma_dt,
               "learning_rate_used": learning_rate}
-    # a finished run ends here; on --resume, a budget or evaluation flag not given is the run's own
     script = SCRIPT
     if tacos(args):  # TaCoS-PPO logs its cost and decisions too
         script = TACOS_SCRIPT
-    run = bookkeeping.open_run(args, argv, script, learner, config, rng)
-    counters = run["counters"]  # a resumed run's
-
     # Rollout storage (decision level)
     n = args.num_steps
     obs_buf = np.zeros((n, obs_dim), np.float32)
@@ -322,19 +318,16 @@ def main(argv=None):
     if args.eval_every or args.eval_every_s:
         eval_decision_env = make_decision_env(args)
 
-    bookkeeping.say_plan(run, args, n)
-    try:  # the first episode; on a MuJoCo task a checkpoint's episode replaces it below
-        raw_obs, _ = env.reset(seed=args.seed + 1_000 * counters["update"])
-    except ValueError as e:  # the wrapper's check: a non-finite observation
-        bookkeeping.env_failed(e, f"update {counters['update'] + 1}")
-    obs = normalize(raw_obs, obs_rms, args.norm_obs, update=True)
-    episode_return, scaling_return = 0.0, 0.0
-    episode_cost, episode_decisions = 0.0, 0
-    if "episode" in (run["state"] or {}):  # resume exactly where the checkpoint left the episode
-        raw_obs, obs, episode_return, scaling_return, episode_cost, episode_decisions = (
-            bookkeeping.restore_episode(env, run, tallies=4))
+    # lock the run folder; start the run, or resume it: weights, RNGs and the episode in progress
+    # (a new episode feeds the input statistics); a finished run exits here
+    new_episode = lambda raw_obs: normalize(raw_obs, obs_rms, args.norm_obs, update=True)  # noqa: E731
+    run, (raw_obs, obs, episode_return, scaling_return, episode_cost, episode_decisions) = (
+        bookkeeping.open_or_resume(args, argv, script, learner, config, rng, env, new_episode))
+    counters = run["counters"]  # a resumed run's
     start = time.time() - counters["wall_time_s"]
-    while not bookkeeping.run_finished(run, args):
+    # the budget: --total-steps decisions, or --physical-time seconds (as progress.csv rounds them)
+    while (counters["decision_steps"] < args.total_steps if args.physical_time is None
+           else round(counters["env_steps"] * dt, 6) < args.physical_time - 1e-9):
         update_start = time.time()
         finished_returns = []
         finished_costs = []  # TaCoS's switch costs paid, and decisions, per finished episode
@@ -410,12 +403,12 @@ def main(argv=None):
 
         # ---------------- logs
         update_time = time.time() - update_start
-        eval_return = ""
-        eval_decisions = ""
+        eval_return = None  # None: a blank in progress.csv
+        eval_decisions = None
         if bookkeeping.evaluation_due(args, counters, steps, dt):
             eval_return, eval_decisions = evaluate(args, eval_decision_env, agent, obs_rms)
         counters["wall_time_s"] = time.time() - start
-        return_mean = ""  # no training episode ended
+        return_mean = None  # no training episode ended
         if finished_returns:
             return_mean = float(np.mean(finished_returns))
         row = {"decision_steps": counters["decision_steps"], "env_steps": counters["env_steps"],
@@ -423,25 +416,27 @@ def main(argv=None):
                "wall_time_s": round(counters["wall_time_s"], 3), "episodes": counters["episodes"],
                "return_mean": return_mean, "eval_return_mean": eval_return,
                "action_duration_mean_s": float(durations_buf.mean() * dt),
-               "safe_radius_mean": "",  # no safe region
+               "safe_radius_mean": None,  # no safe region
                **logs,
-               "decisions_per_s": round(n / update_time, 1),
-               "env_steps_per_s": round(steps / rollout_time, 1)}
+               "decisions_per_s": round(n / update_time, 1),  # of the whole update
+               "env_steps_per_s": round(steps / rollout_time, 1)}  # of the rollout alone
         # the return without the cost is return_mean; the cost and the decisions beside it
         if tacos(args):  # blank if no episode ended
-            row.update(cost_mean="", decisions_per_episode="")
+            row.update(cost_mean=None, decisions_per_episode=None)
             row["eval_decisions_per_episode"] = eval_decisions
         if tacos(args) and finished_costs:
             row["cost_mean"] = float(np.mean(finished_costs))
             row["decisions_per_episode"] = float(np.mean(finished_decisions))
-        episode = bookkeeping.episode_state(env, raw_obs, obs, episode_return, scaling_return,
-                                            episode_cost, episode_decisions)
-        # and a checkpoint every --checkpoint-every updates
-        bookkeeping.log_row(run, args, row, episode)
-        bookkeeping.say_progress(run, args, row, update_time)
-    if args.save_model:
-        bookkeeping.save_model(run["dir"], run["state"])
-    env.close()
+        said = [f"return {return_mean:.1f}" if finished_returns else "no episode ended",
+                f"duration {1e3 * row['action_duration_mean_s']:.1f}ms"]
+        if tacos(args) and finished_costs:  # TaCoS: the return is the task's, its switch cost apart
+            said[0] += " before the switch cost"
+            said.insert(1, f"switch cost {row['cost_mean']:.1f}")
+        said += [f"{row['decisions_per_s']:.0f} decisions/s",
+                 f"{row['env_steps_per_s']:.0f} δ-steps/s in the rollout"]
+        episode = (raw_obs, obs, episode_return, scaling_return, episode_cost, episode_decisions)
+        bookkeeping.log_and_checkpoint(run, args, row, said, env, episode)
+    bookkeeping.end(run, args, env)  # model.pt with --save-model
 
 
 def evaluate(args, decision_env, agent, obs_rms):
@@ -485,6 +480,7 @@ def parse_args(argv=None):
     args = parser.parse_args(argv)
     check_args(args, bookkeeping.given_flags(parser, argv))
     name_run(args)
+    bookkeeping.take_run_flags(args, argv, SCRIPT)  # --resume: each flag not given is the run's own
     return args
 
 
@@ -636,7 +632,11 @@ def tacos(args):  # any of TaCoS's four changes
 # ================================================================ what bookkeeping.py needs of this script
 FLAGS_ADDED_LATER = {"a2c": False, "init_logstd": 0.0, "sb3_u_init": False,  # and the value runs before them had
                      "switch_cost": 0.0, "min_steps": 1, "duration_map": "figar", "time_feature": False}
-SCRIPT = bookkeeping.Script(__file__, make_parser, FLAGS_ADDED_LATER, "smaller steps (--learning-rate, --vf-coef)")
+COLUMNS = ["decision_steps", "env_steps", "physical_time_s", "wall_time_s", "episodes", "return_mean",  # progress.csv
+           "eval_return_mean", "action_duration_mean_s", "safe_radius_mean", "policy_loss", "value_loss",
+           "approx_kl", "clip_fraction", "entropy", "decisions_per_s", "env_steps_per_s"]
+SCRIPT = bookkeeping.Script(__file__, make_parser, FLAGS_ADDED_LATER, "smaller steps (--learning-rate, --vf-coef)",
+                            COLUMNS, tallies=4)  # its episode's cost and decisions too
 TACOS_SCRIPT = SCRIPT._replace(columns=SCRIPT.columns + ["cost_mean", "decisions_per_episode",  # its cost too
                                                          "eval_decisions_per_episode"])
 

@@ -335,15 +335,6 @@ def main(argv=None):
     ret_rms = RunningMeanStd(shape=())  # discounted return, for reward scaling
     learner = {"agent": agent, "optimizer": optimizer, "obs_rms": obs_rms, "ret_rms": ret_rms}
     config = {**vars(args), "dt": dt, "dt0": dt0, "gamma_dt": gamma_dt}
-    # a finished run ends here; on --resume, a budget or evaluation flag not given is the run's own
-    run = bookkeeping.open_run(args, argv, SCRIPT, learner, config, rng)
-    counters = run["counters"]  # a resumed run's
-    # resumed after an update: π's parameters become views into one vector, as trpo_update leaves
-    # them, so that every product rounds as it did before
-    if counters["update"]:
-        policy = policy_parameters(agent)
-        vector_to_parameters(parameters_to_vector(policy), policy)
-
     # Rollout storage (decision level)
     n = args.num_steps
     obs_buf = np.zeros((n, obs_dim), np.float32)
@@ -359,17 +350,21 @@ def main(argv=None):
     if args.eval_every or args.eval_every_s:
         eval_decision_env = make_decision_env(args)
 
-    bookkeeping.say_plan(run, args, n)
-    try:  # the first episode; on a MuJoCo task a checkpoint's episode replaces it below
-        raw_obs, _ = env.reset(seed=args.seed + 1_000 * counters["update"])
-    except ValueError as e:  # the wrapper's check: a non-finite observation
-        bookkeeping.env_failed(e, f"update {counters['update'] + 1}")
-    obs = normalize(raw_obs, obs_rms, args.norm_obs, update=True)
-    episode_return, scaling_return = 0.0, 0.0
-    if "episode" in (run["state"] or {}):  # resume exactly where the checkpoint left the episode
-        raw_obs, obs, episode_return, scaling_return = bookkeeping.restore_episode(env, run)
+    # lock the run folder; start the run, or resume it: weights, RNGs and the episode in progress
+    # (a new episode feeds the input statistics); a finished run exits here
+    new_episode = lambda raw_obs: normalize(raw_obs, obs_rms, args.norm_obs, update=True)  # noqa: E731
+    run, (raw_obs, obs, episode_return, scaling_return) = bookkeeping.open_or_resume(
+        args, argv, SCRIPT, learner, config, rng, env, new_episode)
+    counters = run["counters"]  # a resumed run's
+    # resumed after an update: π's parameters become views into one vector, as trpo_update leaves
+    # them, so that every product rounds as it did before
+    if counters["update"]:
+        policy = policy_parameters(agent)
+        vector_to_parameters(parameters_to_vector(policy), policy)
     start = time.time() - counters["wall_time_s"]
-    while not bookkeeping.run_finished(run, args):
+    # the budget: --total-steps decisions, or --physical-time seconds (as progress.csv rounds them)
+    while (counters["decision_steps"] < args.total_steps if args.physical_time is None
+           else round(counters["env_steps"] * dt, 6) < args.physical_time - 1e-9):
         update_start = time.time()
         finished_returns = []
         # ---------------- rollout: n decision steps
@@ -433,11 +428,11 @@ def main(argv=None):
 
         # ---------------- logs
         update_time = time.time() - update_start
-        eval_return = ""
+        eval_return = None  # None: a blank in progress.csv
         if bookkeeping.evaluation_due(args, counters, steps, dt):
             eval_return = evaluate(args, eval_decision_env, agent, obs_rms)
         counters["wall_time_s"] = time.time() - start
-        return_mean = ""  # no training episode ended
+        return_mean = None  # no training episode ended
         if finished_returns:
             return_mean = float(np.mean(finished_returns))
         row = {"decision_steps": counters["decision_steps"], "env_steps": counters["env_steps"],
@@ -445,17 +440,17 @@ def main(argv=None):
                "wall_time_s": round(counters["wall_time_s"], 3), "episodes": counters["episodes"],
                "return_mean": return_mean, "eval_return_mean": eval_return,
                "action_duration_mean_s": float(durations_buf.mean() * dt),
-               "safe_radius_mean": "",  # no safe region
+               "safe_radius_mean": None,  # no safe region
                **logs,
-               "decisions_per_s": round(n / update_time, 1),
-               "env_steps_per_s": round(steps / rollout_time, 1)}
-        episode = bookkeeping.episode_state(env, raw_obs, obs, episode_return, scaling_return)
-        # and a checkpoint every --checkpoint-every updates
-        bookkeeping.log_row(run, args, row, episode)
-        bookkeeping.say_progress(run, args, row, update_time)
-    if args.save_model:
-        bookkeeping.save_model(run["dir"], run["state"])
-    env.close()
+               "decisions_per_s": round(n / update_time, 1),  # of the whole update
+               "env_steps_per_s": round(steps / rollout_time, 1)}  # of the rollout alone
+        said = [f"return {return_mean:.1f}" if finished_returns else "no episode ended",
+                f"duration {1e3 * row['action_duration_mean_s']:.1f}ms"]
+        said += [f"{row['decisions_per_s']:.0f} decisions/s",
+                 f"{row['env_steps_per_s']:.0f} δ-steps/s in the rollout"]
+        episode = (raw_obs, obs, episode_return, scaling_return)
+        bookkeeping.log_and_checkpoint(run, args, row, said, env, episode)
+    bookkeeping.end(run, args, env)  # model.pt with --save-model
 
 
 def evaluate(args, decision_env, agent, obs_rms):
@@ -489,6 +484,7 @@ def parse_args(argv=None):
     args = parser.parse_args(argv)
     check_args(args, bookkeeping.given_flags(parser, argv))
     name_run(args)
+    bookkeeping.take_run_flags(args, argv, SCRIPT)  # --resume: each flag not given is the run's own
     return args
 
 
@@ -588,9 +584,12 @@ def name_run(args):
 
 # ================================================================ what bookkeeping.py needs of this script
 FLAGS_ADDED_LATER = {"sb2_logstd": False}  # and the value runs before them had
+COLUMNS = ["decision_steps", "env_steps", "physical_time_s", "wall_time_s", "episodes", "return_mean",  # progress.csv
+           "eval_return_mean", "action_duration_mean_s", "safe_radius_mean", "policy_loss", "value_loss",
+           "approx_kl", "clip_fraction", "entropy", "decisions_per_s", "env_steps_per_s",
+           "step_fraction"]  # TRPO's own: the fraction of the natural step the line search kept (0: none)
 SCRIPT = bookkeeping.Script(__file__, make_parser, FLAGS_ADDED_LATER, "smaller steps (--max-kl, --vf-learning-rate)",
-                            # TRPO's own column: the fraction of the natural step kept by the line search (0: none)
-                            columns=bookkeeping.COLUMNS + ["step_fraction"])
+                            COLUMNS)
 
 if __name__ == "__main__":
     bookkeeping.guard(main)

@@ -148,6 +148,12 @@ class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
         info.update(w=k, safe_radius=safe_radius, undiscounted_reward=undiscounted)
         return obs, R, terminated, truncated, info
 
+    def state(self):  # s_i, the decision's state Δ is measured from: for a checkpoint (exact resume)
+        return {"obs": self.obs}
+
+    def restore(self, state):
+        self.obs = state["obs"]
+
 
 def dt_and_gamma_dt(env, dt, gamma_dt, max_t):
     """δ (seconds per step of `env`) and γ_δ (discount per step) of a repetition around `env`: the
@@ -379,15 +385,6 @@ def main(argv=None):
     learner = {"agent": agent, "optimizer": optimizer, "obs_rms": obs_rms, "ret_rms": ret_rms,
                "repetition_stats": repetition.obs_stats}
     config = {**vars(args), "dt": dt, "dt0": dt0, "gamma_dt": gamma_dt}
-    # a finished run ends here; on --resume, a budget or evaluation flag not given is the run's own
-    run = bookkeeping.open_run(args, argv, SCRIPT, learner, config, rng)
-    counters = run["counters"]  # a resumed run's
-    # resumed after an update: π's parameters become views into one vector, as trpo_update leaves
-    # them, so that every product rounds as it did before
-    if counters["update"]:
-        policy = policy_parameters(agent)
-        vector_to_parameters(parameters_to_vector(policy), policy)
-
     # Rollout storage (decision level)
     n = args.num_steps
     obs_buf = np.zeros((n, obs_dim), np.float32)
@@ -404,17 +401,21 @@ def main(argv=None):
     if args.eval_every or args.eval_every_s:
         eval_decision_env = make_decision_env(args)
 
-    bookkeeping.say_plan(run, args, n)
-    try:  # the first episode; on a MuJoCo task a checkpoint's episode replaces it below
-        raw_obs, _ = env.reset(seed=args.seed + 1_000 * counters["update"])
-    except ValueError as e:  # the wrapper's check: a non-finite observation
-        bookkeeping.env_failed(e, f"update {counters['update'] + 1}")
-    obs = normalize(raw_obs, obs_rms, args.norm_obs, update=True)
-    episode_return, scaling_return = 0.0, 0.0
-    if "episode" in (run["state"] or {}):  # resume exactly where the checkpoint left the episode
-        raw_obs, obs, episode_return, scaling_return = bookkeeping.restore_episode(env, run)
+    # lock the run folder; start the run, or resume it: weights, RNGs and the episode in progress
+    # (a new episode feeds the input statistics); a finished run exits here
+    new_episode = lambda raw_obs: normalize(raw_obs, obs_rms, args.norm_obs, update=True)  # noqa: E731
+    run, (raw_obs, obs, episode_return, scaling_return) = bookkeeping.open_or_resume(
+        args, argv, SCRIPT, learner, config, rng, env, new_episode)
+    counters = run["counters"]  # a resumed run's
+    # resumed after an update: π's parameters become views into one vector, as trpo_update leaves
+    # them, so that every product rounds as it did before
+    if counters["update"]:
+        policy = policy_parameters(agent)
+        vector_to_parameters(parameters_to_vector(policy), policy)
     start = time.time() - counters["wall_time_s"]
-    while not bookkeeping.run_finished(run, args):
+    # the budget: --total-steps decisions, or --physical-time seconds (as progress.csv rounds them)
+    while (counters["decision_steps"] < args.total_steps if args.physical_time is None
+           else round(counters["env_steps"] * dt, 6) < args.physical_time - 1e-9):
         update_start = time.time()
         finished_returns = []
         # ---------------- rollout: n decision steps
@@ -479,14 +480,14 @@ def main(argv=None):
 
         # ---------------- logs
         update_time = time.time() - update_start
-        eval_return = ""
+        eval_return = None  # None: a blank in progress.csv
         if bookkeeping.evaluation_due(args, counters, steps, dt):
             eval_return = evaluate(args, eval_decision_env, agent, obs_rms, repetition.obs_stats)
         counters["wall_time_s"] = time.time() - start
-        return_mean = ""  # no training episode ended
+        return_mean = None  # no training episode ended
         if finished_returns:
             return_mean = float(np.mean(finished_returns))
-        safe_radius_mean = ""  # the plain learner has none
+        safe_radius_mean = None  # the plain learner has none
         if repetition.repeat:
             safe_radius_mean = float(radius_buf.mean())
         row = {"decision_steps": counters["decision_steps"], "env_steps": counters["env_steps"],
@@ -496,15 +497,17 @@ def main(argv=None):
                "action_duration_mean_s": float(durations_buf.mean() * dt),
                "safe_radius_mean": safe_radius_mean,
                **logs,
-               "decisions_per_s": round(n / update_time, 1),
-               "env_steps_per_s": round(steps / rollout_time, 1)}
-        episode = bookkeeping.episode_state(env, raw_obs, obs, episode_return, scaling_return)
-        # and a checkpoint every --checkpoint-every updates
-        bookkeeping.log_row(run, args, row, episode)
-        bookkeeping.say_progress(run, args, row, update_time)
-    if args.save_model:
-        bookkeeping.save_model(run["dir"], run["state"])
-    env.close()
+               "decisions_per_s": round(n / update_time, 1),  # of the whole update
+               "env_steps_per_s": round(steps / rollout_time, 1)}  # of the rollout alone
+        said = [f"return {return_mean:.1f}" if finished_returns else "no episode ended",
+                f"duration {1e3 * row['action_duration_mean_s']:.1f}ms"]
+        if repetition.repeat:
+            said.append(f"radius {safe_radius_mean:.3f}")  # SAR's d
+        said += [f"{row['decisions_per_s']:.0f} decisions/s",
+                 f"{row['env_steps_per_s']:.0f} δ-steps/s in the rollout"]
+        episode = (raw_obs, obs, episode_return, scaling_return)
+        bookkeeping.log_and_checkpoint(run, args, row, said, env, episode)
+    bookkeeping.end(run, args, env)  # model.pt with --save-model
 
 
 def evaluate(args, decision_env, agent, obs_rms, repetition_stats):
@@ -541,6 +544,7 @@ def parse_args(argv=None):
     args = parser.parse_args(argv)
     check_args(args, bookkeeping.given_flags(parser, argv))
     name_run(args)
+    bookkeeping.take_run_flags(args, argv, SCRIPT)  # --resume: each flag not given is the run's own
     return args
 
 
@@ -673,9 +677,12 @@ def name_run(args):
 
 # ================================================================ what bookkeeping.py needs of this script
 FLAGS_ADDED_LATER = {"sb2_logstd": False}  # and the value runs before them had
+COLUMNS = ["decision_steps", "env_steps", "physical_time_s", "wall_time_s", "episodes", "return_mean",  # progress.csv
+           "eval_return_mean", "action_duration_mean_s", "safe_radius_mean", "policy_loss", "value_loss",
+           "approx_kl", "clip_fraction", "entropy", "decisions_per_s", "env_steps_per_s",
+           "step_fraction"]  # TRPO's own: the fraction of the natural step the line search kept (0: none)
 SCRIPT = bookkeeping.Script(__file__, make_parser, FLAGS_ADDED_LATER, "smaller steps (--max-kl, --vf-learning-rate)",
-                            # TRPO's own column: the fraction of the natural step kept by the line search (0: none)
-                            columns=bookkeeping.COLUMNS + ["step_fraction"])
+                            COLUMNS)
 
 if __name__ == "__main__":
     bookkeeping.guard(main)

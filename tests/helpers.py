@@ -232,7 +232,7 @@ def damaged(run, name, data):
 
 
 # Toy tasks registered in the child process: a negative own dt, a non-finite observation (after a step or at
-# the reset), a non-finite reward.
+# the reset), a non-finite reward, no time limit.
 TOYS = '''
 import runpy, sys
 import gymnasium as gym
@@ -249,6 +249,7 @@ gym.register("NegativeDt-v0", entry_point=type("NegativeDt", (Toy,), {"dt": -0.0
 gym.register("NanObservation-v0", entry_point=type("NanObservation", (Toy,), {"bad": "obs"}), max_episode_steps=100)
 gym.register("NanReward-v0", entry_point=type("NanReward", (Toy,), {"bad": "reward"}), max_episode_steps=100)
 gym.register("NanReset-v0", entry_point=type("NanReset", (Toy,), {"bad": "reset"}), max_episode_steps=100)
+gym.register("NoLimit-v0", entry_point=Toy)  # no time limit
 sys.argv = sys.argv[1:]
 runpy.run_path(sys.argv[0], run_name="__main__")
 '''

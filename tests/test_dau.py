@@ -367,4 +367,4 @@ def test_a_resume_with_other_threads_is_refused_since_they_change_the_numbers(tm
     result = subprocess.run([sys.executable, os.path.join(ROOT, "dau.py"), "--log-dir", str(tmp_path), "--run-name",
                              "run", "--physical-time", "2", *SMALL, "--threads", "2", "--resume"],
                             capture_output=True, text=True, timeout=120)
-    assert result.returncode == 2 and "made with other --threads" in result.stderr
+    assert result.returncode == 2 and "--threads: " in result.stderr and "made with --threads 1, not 2" in result.stderr

@@ -1,9 +1,15 @@
 """What a training run says and does at its edges: a folder made by another process meanwhile, an environment that
 fails, a budget changed on --resume (its kind kept), a folder of other files, a model written on a finished run, an
 update with no episode, a failed write."""
+import fcntl
 import json
 import os
 import resource
+import shutil
+import signal
+import subprocess
+import sys
+import time
 
 import gymnasium as gym
 import numpy as np
@@ -11,7 +17,7 @@ import pytest
 import torch
 
 import envs
-from tests.helpers import ROOT, TOYS, rows_of, run_forked
+from tests.helpers import ROOT, TOYS, Forked, rows_of, run_forked
 
 SCRIPTS = ["sar_ppo.py", "figar_ppo.py", "sar_trpo.py", "figar_trpo.py", "arp_ppo.py"]
 TINY = {"sar_trpo.py": ["--num-steps", "256", "--vf-minibatch-size", "128"],
@@ -214,9 +220,123 @@ def test_a_config_that_is_json_but_not_an_object_is_one_line_on_resume(tmp_path)
     assert result.returncode == 2 and result.stderr.count("\n") == 1 and "config.json" in result.stderr
 
 
-def test_the_progress_line_counts_decisions_and_delta_steps_on_one_clock(tmp_path):
+def test_the_progress_lines_speeds_are_progress_csvs_and_say_which_clock(tmp_path):
     result = run("sar_ppo.py", tmp_path, "--total-steps", "256", "--no-repeat", *PPO_TINY)
     line = result.stdout.strip().splitlines()[-1]
-    decisions, steps = (int(part.split()[0]) for part in line.split(" | ") if part.endswith(("decisions/s",
-                                                                                            "δ-steps/s")))
-    assert result.returncode == 0 and decisions == steps  # plain PPO: one δ-step a decision
+    row = rows_of(tmp_path)[-1]
+    parts = {part.split(" ", 1)[1]: part.split()[0] for part in line.split(" | ") if "/s" in part}
+    assert result.returncode == 0 and parts == {"decisions/s": f"{float(row['decisions_per_s']):.0f}",
+                                                "δ-steps/s in the rollout": f"{float(row['env_steps_per_s']):.0f}"}
+
+
+@pytest.mark.parametrize("script,copy,flags", [("sar_ppo.py", "my_sar.py", []),
+                                               ("figar_ppo.py", "tacos_mine.py", ["--switch-cost", "0.1"])])
+def test_a_renamed_copy_of_a_script_resumes_its_own_runs(tmp_path, script, copy, flags):
+    shutil.copy(os.path.join(ROOT, script), tmp_path / copy)
+    command = [sys.executable, str(tmp_path / copy), "--log-dir", str(tmp_path), *PPO_TINY, *flags]
+    environment = {**os.environ, "PYTHONPATH": ROOT}  # bookkeeping.py, envs.py beside the original
+    first = subprocess.run([*command, "--total-steps", "256"], capture_output=True, text=True, env=environment)
+    assert first.returncode == 0, first.stderr
+    again = subprocess.run([*command, "--total-steps", "512", "--resume"], capture_output=True, text=True,
+                           env=environment)
+    assert again.returncode == 0 and "it now ends at 512" in again.stdout, again.stderr
+    config = json.loads(next(tmp_path.glob("*__s1/config.json")).read_text())
+    assert config["script"] == copy and config["total_steps"] == 512
+
+
+def test_a_plain_resume_continues_the_run_as_it_was_made(tmp_path):
+    made = ["--env-id", "InvertedPendulum-v5", "--total-steps", "256", "--num-steps", "128", "--update-epochs", "1",
+            "--minibatch-size", "64", "--gamma", "0.98", "--learning-rate", "0.0003"]
+    assert run("sar_ppo.py", tmp_path, *made).returncode == 0
+    plain = run("sar_ppo.py", tmp_path, "--resume")  # every flag not given: the run's own, its budget too
+    assert plain.returncode == 0 and "is finished: 256 decisions reach --total-steps 256" in plain.stdout, plain.stderr
+    changed = run("sar_ppo.py", tmp_path, "--resume", "--num-steps", "256")
+    assert changed.returncode == 2 and changed.stderr.count("\n") == 1, changed.stderr
+    assert "--num-steps: " in changed.stderr and "was made with --num-steps 128, not 256" in changed.stderr
+    longer = run("sar_ppo.py", tmp_path, "--resume", "--total-steps", "512")  # a larger budget: taken, and said
+    assert longer.returncode == 0 and "it now ends at 512" in longer.stdout, longer.stderr
+    config = json.loads((tmp_path / "run" / "config.json").read_text())
+    assert (config["num_steps"], config["gamma"], config["learning_rate"], config["total_steps"]) == (
+        128, 0.98, 0.0003, 512)
+    assert [row["decision_steps"] for row in rows_of(tmp_path)] == ["128", "256", "384", "512"]
+
+
+def test_a_physical_time_resume_never_passes_over_the_run_of_another_budget(tmp_path):
+    flags = ["--env-id", "InvertedPendulum-v5", "--dt", "0.04", "--log-dir", tmp_path, *PPO_TINY]
+    first = run_forked("sar_ppo.py", *flags, "--physical-time", "5", cwd=ROOT)
+    assert first.returncode == 0, first.stderr
+    name = "InvertedPendulum-v5__sar__dt0.04__T{}__s1"
+    longer = run_forked("sar_ppo.py", *flags, "--physical-time", "20", "--resume", cwd=ROOT)
+    assert longer.returncode == 2 and longer.stderr.count("\n") == 1, longer.stderr
+    assert f"no run in {tmp_path / name.format(20)} to continue; {tmp_path / name.format(5)} is this run with " \
+           "--physical-time 5: to extend it, rename its folder" in longer.stderr
+    assert not (tmp_path / name.format(20)).exists()
+    untrue = run_forked("sar_ppo.py", *flags, "--run-name", name.format(5), "--physical-time", "20", "--resume",
+                        cwd=ROOT)  # its name would no longer say its budget
+    assert untrue.returncode == 2 and f"{name.format(5)} is named for its 5 s" in untrue.stderr, untrue.stderr
+    os.rename(tmp_path / name.format(5), tmp_path / name.format(20))  # as the messages say
+    renamed = run_forked("sar_ppo.py", *flags, "--physical-time", "20", "--resume", cwd=ROOT)
+    assert renamed.returncode == 0 and "it now ends at 20 s" in renamed.stdout, renamed.stderr
+
+
+def test_sigterm_ends_a_run_as_ctrl_c_does_and_says_how_to_continue(tmp_path):
+    flags = ["--total-steps", "1000000", *PPO_TINY]  # it cannot finish before the signal
+    proc = Forked("sar_ppo.py", "--log-dir", tmp_path, "--run-name", "run", *flags,
+                  files=[open(os.devnull, "rb"), open(tmp_path / "out", "wb"), open(tmp_path / "err", "wb")])
+    progress, deadline = tmp_path / "run" / "progress.csv", time.time() + 120
+    while proc.poll() is None and time.time() < deadline and not (
+            progress.exists() and len(progress.read_text().splitlines()) > 1):
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGTERM)
+    err = (proc.wait(60), (tmp_path / "err").read_text())[1]
+    assert proc.returncode == 143 and err.count("\n") == 1, err
+    assert "terminated (SIGTERM); continue the run with the same command plus --resume" in err
+    saved = torch.load(tmp_path / "run" / "checkpoint.pt", weights_only=True)
+    assert len(rows_of(tmp_path)) == len(saved["rows"]) >= 1  # the last update's row and its checkpoint
+
+
+def test_a_damaged_checkpoint_is_said_to_be_damaged_with_what_to_do(tmp_path):
+    flags = ["--total-steps", "256", *PPO_TINY]
+    assert run("sar_ppo.py", tmp_path, *flags).returncode == 0
+    checkpoint = tmp_path / "run" / "checkpoint.pt"
+    checkpoint.write_bytes(checkpoint.read_bytes()[:1000])  # torn
+    result = run("sar_ppo.py", tmp_path, "--total-steps", "512", "--resume")
+    assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
+    assert f"--resume: {checkpoint} is damaged" in result.stderr and "train the run anew" in result.stderr
+
+
+@pytest.mark.parametrize("resume", [[], ["--resume"]])
+def test_a_run_another_process_trains_is_said_to_be_trained_whatever_its_files_say(tmp_path, resume):
+    assert run("sar_ppo.py", tmp_path, "--total-steps", "256", *PPO_TINY).returncode == 0
+    fd = os.open(tmp_path / "run", os.O_RDONLY)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # as the process training it holds it
+    try:
+        result = run("sar_ppo.py", tmp_path, "--total-steps", "512", *PPO_TINY, *resume)
+    finally:
+        os.close(fd)
+    assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
+    assert "is being trained by another process" in result.stderr and "pass --resume" not in result.stderr
+
+
+def test_a_resumed_run_on_a_task_that_is_not_mujoco_says_it_starts_a_fresh_episode(tmp_path):
+    flags = ["--env-id", "Pendulum-v1", "--no-repeat", *PPO_TINY]
+    assert run("sar_ppo.py", tmp_path, *flags, "--total-steps", "256").returncode == 0
+    result = run("sar_ppo.py", tmp_path, *flags, "--total-steps", "512", "--resume")
+    notes = [line for line in result.stdout.splitlines() if "fresh episode" in line]
+    assert result.returncode == 0 and len(notes) == 1, result.stdout
+    assert notes[0].startswith("note: Pendulum-v1 is not a MuJoCo task")
+    assert "update 2 starts a fresh episode" in notes[0]
+
+
+def test_a_tacos_progress_line_says_its_return_is_before_the_switch_cost_and_shows_the_cost(tmp_path):
+    result = run("figar_ppo.py", tmp_path, "--total-steps", "256", "--num-steps", "128", "--update-epochs", "1",
+                 "--minibatch-size", "64", "--switch-cost", "0.1")
+    lines = [line for line in result.stdout.splitlines() if line.startswith("update ")]
+    assert result.returncode == 0 and lines, result.stderr
+    assert all(" before the switch cost | switch cost " in line for line in lines if "| return " in line)
+
+
+def test_a_time_feature_on_a_task_without_a_time_limit_is_refused(tmp_path):
+    result = run("figar_ppo.py", tmp_path, "--env-id", "NoLimit-v0", "--time-feature", toys=True)
+    assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
+    assert "--time-feature: NoLimit-v0 has no time limit, so the time feature would be 0" in result.stderr

@@ -9,12 +9,11 @@ import re
 import numpy as np
 import pytest
 
-import bookkeeping
 import envs
 import figar_ppo
 import figar_trpo
 from tests.helpers import ROOT, TINY, VARYING, rows_of, train
-from tools import check_reproducible, evaluate
+from tools import check_reproducible, evaluate, status
 
 
 def strip(rows):
@@ -53,7 +52,8 @@ def test_the_tools_read_a_tacos_run_through_figar_ppo(tmp_path, capsys):
     methods = {"TaCoS-PPO": "figar_ppo.py", "FiGAR-C-TRPO (no limit on t)": "figar_trpo.py", "SAR-A2C": "sar_ppo.py",
                "λ-SAR-TRPO": "sar_trpo.py", "PPO (scaled)": "sar_ppo.py", "ARP-PPO (scaled)": "arp_ppo.py",
                "DAU (no normalisation)": "dau.py"}
-    assert {method: bookkeeping.script_of(method) for method in methods} == methods
+    assert {method: status.script_of({"method": method}) for method in methods} == methods  # runs made before
+    assert status.script_of({"method": "SAR-PPO", "script": "mine.py"}) == "mine.py"  # config.json named its script
 
 
 @pytest.mark.parametrize("module", [figar_ppo, figar_trpo])

@@ -13,13 +13,12 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the project's folder
-import bookkeeping  # noqa: E402 - which script made a run
 from tools import ROOT, promises, status  # noqa: E402 - status: a training script's own parsing of its flags
 from tools.promises import brief, fail, within  # noqa: E402
 
 TIMINGS = {"wall_time_s", "decisions_per_s", "env_steps_per_s", "gradient_steps_per_s"}
-NOT_FLAGS = {"method", "dt0", "gamma_dt", "learning_rate_used", "resumed_at_decision_steps", "versions", "resume",
-             "log_dir", "run_name", "total_steps", "save_model", "code", "physical_time", "rmsprop_alpha"}
+NOT_FLAGS = {"method", "script", "dt0", "gamma_dt", "learning_rate_used", "resumed_at_decision_steps", "versions",
+             "resume", "log_dir", "run_name", "total_steps", "save_model", "code", "physical_time", "rmsprop_alpha"}
 
 
 def row_size(config):
@@ -33,8 +32,10 @@ def command(config, updates, log_dir):
     if config["method"].startswith("DAU"):  # its budget is physical time: `updates` rows of δ-steps
         script, budget = "dau.py", ["--physical-time", repr(updates * row_size(config) * config["dt"])]
     else:
-        script, budget = bookkeeping.script_of(config["method"]), ["--total-steps", str(updates * config["num_steps"])]
-    config = {**status.SCRIPTS[script].FLAGS_ADDED_LATER, **config}  # a run made before a flag had its value
+        script, budget = status.script_of(config), ["--total-steps", str(updates * config["num_steps"])]
+    if status.module(script) is None:
+        fail(f"runs: {script}, which made the run, is not in {ROOT}")
+    config = {**status.module(script).FLAGS_ADDED_LATER, **config}  # a run made before a flag had its value
     flags = []
     for key, value in config.items():
         flag = "--" + key.replace("_", "-")
@@ -71,7 +72,7 @@ def committed(run, updates):
         fail(f"runs: {run}'s progress.csv has no whole row to compare")
     script = command(config, updates, "LOG_DIR")
     try:  # flags the script would refuse are found now, before any run is re-made
-        status.parsed(status.SCRIPTS[os.path.basename(script[1])], script[2:])
+        status.parsed(status.module(os.path.basename(script[1])), script[2:])
     except ValueError as e:
         fail(f"runs: {run}'s config.json has flags its script refuses ({e})")
     return config, found

@@ -33,14 +33,15 @@ from tools import check_reproducible  # noqa: E402 - a run's flags from its conf
 from tools import status  # noqa: E402 - a training script's own parsing of its flags
 
 
-def script_of(method):
-    """The training script (its module) of a method name: status.script_of's."""
-    return status.SCRIPTS[bookkeeping.script_of(method)]
+def script_of(config):
+    """The training script (its module) that made a run: status.script_of's."""
+    return status.module(status.script_of(config))
 
 
 # What may differ between a run's saved config and its config.json (what --resume may change, and bookkeeping);
 # every other value names the run: its method, env, δ, seed and method flags (--physical-time is in its name).
-NOT_THE_RUN = (bookkeeping.RESUMABLE - {"physical_time", "method"}) | {"code", "versions", "resumed_at_decision_steps"}
+NOT_THE_RUN = (bookkeeping.RESUMABLE - {"physical_time", "method"}) | {"code", "versions", "resumed_at_decision_steps",
+                                                                      "script"}
 MISSING = "(none)"
 
 
@@ -76,7 +77,7 @@ def load(run):
     try:
         with open(os.path.join(run, "config.json")) as f:
             config = json.load(f)
-        module = script_of(config["method"])
+        module = script_of(config)
         path = next((os.path.join(run, n) for n in ("model.pt", "checkpoint.pt")
                      if os.path.exists(os.path.join(run, n))), None)
         if path is None:

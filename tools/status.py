@@ -15,6 +15,7 @@ figure scripts call it with --check before drawing, so that no figure is drawn f
 """
 import argparse
 import contextlib
+import importlib.util
 import io
 import json
 import os
@@ -38,6 +39,30 @@ SCRIPTS = {"sar_ppo.py": sar_ppo, "figar_ppo.py": figar_ppo, "sar_trpo.py": sar_
            "arp_ppo.py": arp_ppo, "dau.py": dau}
 
 
+def module(name):
+    """The training script `name` (a file name in the project's folder: a renamed copy too) as a module."""
+    if name not in SCRIPTS and os.path.isfile(os.path.join(ROOT, name)) and name.endswith(".py"):
+        spec = importlib.util.spec_from_file_location(name[:-3], os.path.join(ROOT, name))
+        found = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(found)
+        if hasattr(found, "SCRIPT"):
+            SCRIPTS[name] = found
+    return SCRIPTS.get(name)
+
+
+def script_of(config):
+    """The file name of the script that made a run: its config.json's "script". The committed runs made before
+    config.json recorded it are known by their method: FiGAR-C-TRPO's is figar_trpo.py, TaCoS-PPO's figar_ppo.py
+    (its flags), an A2C run the PPO scripts' (--a2c)."""
+    if "script" in config:
+        return config["script"]
+    method = str(config.get("method", ""))
+    if method.startswith("DAU"):
+        return "dau.py"
+    family = {"FiGAR": "figar", "TaCoS": "figar", "ARP": "arp"}.get(method.split("-")[0], "sar")
+    return f"{family}_{'trpo' if 'TRPO' in method else 'ppo'}.py"
+
+
 
 def training_args(command):
     """(the script's module, its flags as it parses them) of a training command line `python <script> ...`;
@@ -46,12 +71,12 @@ def training_args(command):
         words = shlex.split(command)
     except ValueError as e:  # an unbalanced quote
         fail(f"{e}: {command.strip()}")
-    at = next((i for i, w in enumerate(words) if os.path.basename(w) in SCRIPTS), None)
+    at = next((i for i, w in enumerate(words) if w.endswith(".py") and module(os.path.basename(w))), None)
     if at is None or at == 0 or not os.path.basename(words[at - 1]).startswith("python"):
         fail(f"not a command of {', '.join(SCRIPTS)} (python <script> ...): {command.strip()}")
-    module = SCRIPTS[os.path.basename(words[at])]
+    script = module(os.path.basename(words[at]))
     try:
-        return module, parsed(module, words[at + 1:])
+        return script, parsed(script, words[at + 1:])
     except ValueError as e:
         fail(f"not a training command ({e}): {command.strip()}")
 
