@@ -123,7 +123,7 @@ def dt_shade(rank, count):
 
 
 def line_styles(keys):
-    """{(method, δ): (colour, line style)}: a shade per δ; a line style per δ, or per variant where there are any."""
+    """{(method, δ): (colour, line style)}: a shade per δ, a line style per δ (or per variant, if any)."""
     methods, dts = ordered({m for m, _ in keys}, METHODS), sorted({dt for _, dt in keys})
     variants = any(is_variant(m) for m in methods)
     styles = {}
@@ -405,8 +405,8 @@ def draw_bars(ax, values, methods, dts):
                    color=method_color(method, dt_shade(j, len(dts)) + (0.25 if is_variant(method) else 0)),
                    hatch=DT_HATCHES[j % len(DT_HATCHES)], edgecolor="white", linewidth=0)
             ax.scatter([x] * len(seeds), seeds, s=7, color="black", zorder=3)
-    # a variant's name on lines of its own
-    ax.set_xticks(range(len(methods)), [m.replace(" (", "\n(").replace(", ", ",\n") for m in methods], fontsize=8)
+    names = [m.replace(" (", "\n(").replace(", ", ",\n") for m in methods]  # a variant's name on lines of its own
+    ax.set_xticks(range(len(methods)), names, fontsize=8)
     ax.set_xlim(-0.6, len(methods) - 0.4)
     ax.grid(alpha=0.3, axis="y")
 
@@ -529,7 +529,7 @@ def arguments(description, kinds, default):
                                 epilog=f"--kinds, each written as <prefix><its name>.<format>:\n{told}")
     p.error = fail  # argparse's own errors as one line too
     p.add_argument("paths", nargs="+", help="run folders, or folders holding run folders")
-    p.add_argument("--out", help="folder for the figures (default figures/; results/figures only if named)")
+    p.add_argument("--out", help="folder for the figures (default figures/, git-ignored; results/figures if named)")
     p.add_argument("--x", choices=list(X_LABELS), default="decision_steps", help="x-axis of the curves")
     p.add_argument("--format", choices=["png", "pdf"], default="png")
     p.add_argument("--kinds", nargs="+", choices=list(kinds), default=default,
@@ -582,7 +582,8 @@ def load(args):
     if args.learner:
         groups = by_learner(groups).get(args.learner, {})
     if not groups:
-        hints = {"Unfinished": "found unfinished: add --partial", "Variant": "of a variant of a method: add --variants"}
+        hints = {"Unfinished": "found unfinished: add --partial",
+                 "Variant": "of a variant of a method: add --variants"}
         hint = "".join(f"; {counts[k]} run(s) {text} to include them" for k, text in hints.items() if counts.get(k))
         fail(f"no {'' if args.partial else 'finished '}run found in {' '.join(args.paths)}"
              f"{' (with --only)' if args.only else ''}{f' of {args.learner}' if args.learner else ''}{hint}")
@@ -596,28 +597,24 @@ def load(args):
               "each one's last one", file=sys.stderr)
     if args.window is None:
         return groups, final_return, "final return"
-    for runs in groups.values():
-        for _, columns, folder in runs:
-            if columns[args.x][-1] < args.window[1]:
-                fail(f"--window: {folder} ends at {columns[args.x][-1]:g} {args.x}, before {args.window[1]:g}")
-            if math.isnan(window_return(columns, args.x, *args.window)):
-                fail(f"--window: {folder} logs no return between {args.window[0]:g} and {args.window[1]:g} "
-                     f"{args.x}; widen it")
+    for _, columns, folder in (run for runs in groups.values() for run in runs):
+        if columns[args.x][-1] < args.window[1]:
+            fail(f"--window: {folder} ends at {columns[args.x][-1]:g} {args.x}, before {args.window[1]:g}")
+        if math.isnan(window_return(columns, args.x, *args.window)):
+            fail(f"--window: {folder} logs no return between {args.window[0]:g} and {args.window[1]:g} {args.x}; "
+                 "widen it")
     return (groups, lambda columns: window_return(columns, args.x, *args.window),
             f"return at {X_LABELS[args.x]} {args.window[0]:g}–{args.window[1]:g}")
 
 
 def report(groups, score, what, args, kinds):
     """The tables (those of the kinds chosen after plot.py's two), then, unless --table, the figures."""
-    print(table(groups, score, what))
-    print()
-    print(runs_table(groups, score, what))
+    print(table(groups, score, what) + "\n\n" + runs_table(groups, score, what))
     chosen = [kind for name, kind in kinds.items() if name in args.kinds and kind.tables]
     parts = [(kind, part) for part in by_learner(groups).values() for kind in chosen if kind.scope == "learner"]
     for kind, part in parts + [(kind, groups) for kind in chosen if kind.scope == "all"]:
         for text in kind.tables(part, args):
-            print()
-            print(text)
+            print("\n" + text)
     if args.table:
         return 0
     with promises.locked("--out", args.out):  # two plot.py drawing into one folder would mix their figures
