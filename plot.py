@@ -1,18 +1,16 @@
 """Curves and bars of any run folders (<folder>/config.json + progress.csv), and their final-return tables.
 
 Runs are grouped by (env, setting, method, δ), the setting `deterministic`, a --noise kind and/or `hold-penalty`.
-Any method name is a method, in a colour of its own (the paper's in FAMILY_COLORS, any other the next of
-OWN_COLORS); a variant of a paper's method (a method flag off its default, "SAR-PPO (d_max=0.2)") is read with
---variants, in a shade of its base's colour. Seeds of different budgets are never averaged: the budget most
-share is kept, the others named and left out. Each learner (PPO, TRPO, A2C, DAU) has figures of its own, its
-name first in the file names (--learner picks one). Lines and bars: the mean over seeds; bands and whiskers:
-the seeds' min–max; dots: seeds; a shade and line style (hatch) per δ, full colour the smallest. The tables:
-mean ± the 95% Student t interval over seeds (the seeds' count), a row per group, then a row per run.
-The paper's figures and verdict tables: benchmark/paper_figures.py (the same flags, more --kinds).
+Each method has a colour of its own; a variant of a paper's method (a method flag off its default, "SAR-PPO
+(d_max=0.2)") is read with --variants, in a shade of its base's. Seeds of different budgets are never averaged:
+the budget most share is kept, the others named. Each learner (PPO, TRPO, A2C, DAU) has figures of its own, its
+name first in the file names. Lines and bars: the mean over seeds; bands and whiskers: the seeds' min–max; dots:
+seeds; a shade and line style (hatch) per δ, full colour the smallest. The tables: mean ± the 95% Student t
+interval over seeds, a row per group, then a row per run. The paper's figures and verdict tables:
+benchmark/paper_figures.py (the same flags, more --kinds).
 
-    python plot.py runs                                  # figures/ and the tables
-    python plot.py runs --x physical_time_s --format pdf
-    python plot.py runs --table                          # the tables only, as Markdown
+    python plot.py runs --x physical_time_s --format pdf   # figures/ and the tables
+    python plot.py runs --table                            # the tables only, as Markdown
 """
 import argparse
 import csv
@@ -50,9 +48,8 @@ TASKS = ["InvertedPendulum-v5", "InvertedDoublePendulum-v5", "Hopper-v5", "Walke
 LEARNERS = ["PPO", "TRPO", "A2C", "DAU"]  # DAU (dau.py, Fig. 4): a learner and a method of its own
 METHODS = [f"{family}{learner}" for learner in LEARNERS[:3] for family in ("SAR-", "λ-SAR-", "FiGAR-C-", "")] \
     + ["PPO (scaled)", "ARP-PPO", "ARP-PPO (scaled)", "DAU", "DAU (no normalisation)", "TaCoS-PPO"]
-# One colour per method family in every figure, the theory plots of benchmark/ included (Okabe & Ito's
-# colour-blind-safe palette; DAU Tol's olive, as Okabe & Ito's sky blue is too near SAR's blue), keyed by the
-# family's PPO name.
+# One colour per method family (keyed by its PPO name) in every figure, benchmark/'s theory plots too: Okabe &
+# Ito's colour-blind-safe palette; DAU Tol's olive (Okabe & Ito's sky blue is too near SAR's blue).
 FAMILY_COLORS = {"SAR-PPO": "#0072B2", "λ-SAR-PPO": "#009E73", "FiGAR-C-PPO": "#D55E00", "PPO": "#3A3A3A",
                  "PPO (scaled)": "#CC79A7", "ARP-PPO": "#E69F00", "ARP-PPO (scaled)": "#E69F00", "DAU": "#999933",
                  "DAU (no normalisation)": "#999933", "TaCoS-PPO": "#882255"}  # TaCoS (beyond the paper): Tol's wine
@@ -64,16 +61,15 @@ DT_HATCHES = ["", "//", "..", "xx"]
 VARIANT_LINES = ["--", ":", "-.", (0, (5, 1, 1, 1, 1, 1)), (0, (1, 3))]
 INTERVAL = "bands: the seeds' min–max"
 SB3_FILES = ("model.zip", "delta_stats.npz")  # examples/sb3_sar.py's folder: SB3's format, no progress.csv
+NO_EPISODE = "– (no episode ended)"  # a short DAU run's return in the tables
 
 
 def mean_ci(values):
     """Mean and half-width of the 95% Student t interval over seeds (0 for one seed): the tables' numbers."""
     values = np.asarray(values, dtype=float)
     n = len(values)
-    if n < 2:
-        return float(values.mean()), 0.0
-    t = T975[n - 2] if n - 1 <= len(T975) else 1.96
-    return float(values.mean()), float(t * values.std(ddof=1) / math.sqrt(n))
+    t = T975[n - 2] if 2 <= n <= len(T975) + 1 else 1.96
+    return float(values.mean()), float(t * values.std(ddof=1) / math.sqrt(n)) if n > 1 else 0.0
 
 
 def mean_range(values):
@@ -97,12 +93,11 @@ def base_method(method):
 
 
 def is_variant(method):
-    """A paper's method with a method flag off its default ("SAR-PPO (d_max=0.2)"); a method of one's own is none."""
     return method not in METHODS and base_method(method) is not None
 
 
 def learner_of(method):
-    """The policy-gradient learner in a method's name: "SAR-TRPO" → "TRPO"; PPO's methods → "PPO"."""
+    """"SAR-TRPO" → "TRPO"; PPO's methods → "PPO"."""
     return next((learner for learner in LEARNERS[1:] if learner in method), "PPO")
 
 
@@ -112,8 +107,7 @@ def learners_of(keys):
 
 
 def method_color(method, shade=0.0):
-    """The method's family colour (a variant: its base's; a method of one's own: the next of OWN_COLORS), mixed
-    with white by `shade` ∈ [0, 1)."""
+    """The method's family colour (a variant: its base's), mixed with white by `shade` ∈ [0, 1)."""
     base = base_method(method)
     if base is None:
         color = own_colors.setdefault(method, OWN_COLORS[len(own_colors) % len(OWN_COLORS)])
@@ -129,8 +123,7 @@ def dt_shade(rank, count):
 
 
 def line_styles(keys):
-    """{(method, δ): (colour, line style)} for one panel's (method, δ) pairs: colour = the method's, a
-    shade per δ; the line style per δ, or, where variants share the panel, per variant of a base."""
+    """{(method, δ): (colour, line style)}: a shade per δ, a line style per δ (or per variant, if any)."""
     methods, dts = ordered({m for m, _ in keys}, METHODS), sorted({dt for _, dt in keys})
     variants = any(is_variant(m) for m in methods)
     styles = {}
@@ -148,18 +141,13 @@ def line_styles(keys):
 
 
 def moving_average(y, window):
-    """At each update the mean of the values (nan: none logged) of the last `window` updates, the first
-    window-1 updates averaging those so far; nan where the window holds none."""
+    """At each update the mean of the known values (nan: none logged) of the last `window` updates (--smooth)."""
     means = []
     for i in range(len(y)):
         values = y[max(0, i + 1 - window):i + 1]
         values = values[~np.isnan(values)]
         means.append(values.mean() if len(values) else math.nan)
     return np.array(means)
-
-
-def number(cell):
-    return float(cell) if cell not in ("", None) else math.nan
 
 
 class Unfinished(ValueError):
@@ -171,9 +159,7 @@ class NonFinite(ValueError):
 
 
 def check_order(steps, n=None):
-    """Rows are one per update: decision_steps must be n, 2n, 3n, … (n: the run's --num-steps, else the first
-    row's). A value equal to the one before is a repeated row, a smaller one a row out of order; in a rising
-    sequence a gap is a missing row."""
+    """decision_steps must be n, 2n, 3n, … (a row per update; n: the run's --num-steps, else the first row's)."""
     n = n or steps[0]
     for i in range(1, len(steps)):
         if steps[i] <= steps[i - 1]:
@@ -187,11 +173,8 @@ def check_order(steps, n=None):
 
 
 def load_run(folder, partial=False, max_steps=None, counts=None):
-    """(config, columns as float arrays) of a run folder, or None with a one-line warning when it is
-    malformed (torn, missing, repeated or misplaced rows) or (unless `partial`) has not reached its
-    --total-steps yet. With `max_steps`, rows past that many decisions are dropped and a run that
-    reached it counts as finished (a `max_steps` before the run's first update is bad input: exit 2).
-    `counts`, a dict, counts the skipped runs by reason."""
+    """(config, float columns) of a run folder; None, said in one line (the reason counted in `counts`), if it is
+    malformed or (unless `partial`) unfinished. With `max_steps`, only its first `max_steps` decisions."""
     try:
         with open(os.path.join(folder, "config.json")) as f:
             config = json.load(f)
@@ -213,26 +196,22 @@ def load_run(folder, partial=False, max_steps=None, counts=None):
         if max_steps is not None and int(rows[0]["decision_steps"]) > max_steps:  # the flag's fault, not the run's
             fail(f"--max-steps: {max_steps:,} is before the first update of {folder} "
                  f"({int(rows[0]['decision_steps']):,} decisions)")
-        if max_steps is not None:
-            rows = [r for r in rows if int(r["decision_steps"]) <= max_steps]
+        rows = [r for r in rows if max_steps is None or int(r["decision_steps"]) <= max_steps]
         keys = ["decision_steps", "env_steps", "physical_time_s", "wall_time_s", "return_mean",
                 "action_duration_mean_s", "safe_radius_mean"]
         # DAU's deterministic evaluations (Fig. 4); finished training episodes so far (decisions per episode)
         keys += [k for k in ("eval_return_mean", "episodes") if k in rows[0]]
-        columns = {k: np.array([number(r[k]) for r in rows]) for k in keys}
+        columns = {k: np.array([float(r[k]) if r[k] != "" else math.nan for r in rows]) for k in keys}
         for line, row in enumerate(rows, 2):  # empty: nothing logged; a written nan or inf: no number to use
             bad = [k for k in keys if row[k] != "" and not math.isfinite(float(row[k]))]
             if bad:
                 raise NonFinite(f"its progress.csv holds a non-finite value (line {line}: {bad[0]} = {row[bad[0]]})")
-        for key in ("env_id", "method", "dt", "seed", "total_steps"):
-            config[key]  # noqa: B018 - raises KeyError if missing
+        [config[key] for key in ("env_id", "method", "dt", "seed", "total_steps")]  # a KeyError if one is missing
         if config["total_steps"] is None:  # a budget of physical time (--physical-time)
             if not partial and columns["physical_time_s"][-1] < config["physical_time"] - 1e-9:
                 raise Unfinished(f"unfinished: {columns['physical_time_s'][-1]:g} of {config['physical_time']:g} "
                                  "physical seconds (--partial plots it)")
-        goal = config["total_steps"] or 0  # a physical-time run is checked above
-        if max_steps is not None:
-            goal = min(max_steps, goal)
+        goal = min(max_steps or math.inf, config["total_steps"] or 0)  # a physical-time run is checked above
         if not partial and columns["decision_steps"][-1] < goal:
             raise Unfinished(f"unfinished: {int(columns['decision_steps'][-1])} of {goal} decisions "
                              "(--partial plots it)")
@@ -256,14 +235,13 @@ def setting_of(config):
 
 
 def final_window(columns, fraction=0.1):
-    """The updates in the last `fraction` of the run's decision steps that logged a training return (an update
-    with no finished episode has none)."""
+    """The updates in the last `fraction` of the run's decision steps that logged a training return."""
     steps, known = columns["decision_steps"], ~np.isnan(columns["return_mean"])
     return known & (steps >= steps.max() * (1 - fraction))
 
 
 def final_return(columns, fraction=0.1):
-    """Mean training return over `final_window`; the last known return if that window is empty (main says so)."""
+    """Mean training return over `final_window`; the last known return if that window is empty (load says so)."""
     returns, window = columns["return_mean"], final_window(columns, fraction)
     if window.any():
         return float(returns[window].mean())
@@ -282,14 +260,8 @@ def finals(runs, score=final_return):
     return [score(columns) for _, columns, _ in runs]
 
 
-def decisions_per_physical_second(columns):
-    return float(columns["decision_steps"][-1] / columns["physical_time_s"][-1])
-
-
 def run_folders(path, sb3=None):
-    """The run folders at or anywhere under `path`: those holding a progress.csv or config.json. Symlinked
-    folders are followed (a run linked in from elsewhere counts), each real folder once. The folders of
-    examples/sb3_sar.py (SB3's own format) are added to the list `sb3`, if given."""
+    """The run folders at or under `path`, links followed, each once; examples/sb3_sar.py's go to the list `sb3`."""
     found, seen = [], set()
     for folder, subfolders, files in os.walk(path, followlinks=True):
         if os.path.realpath(folder) in seen:  # reached again through a link: a loop, or the same runs twice
@@ -306,11 +278,10 @@ def run_folders(path, sb3=None):
 
 
 def load_groups(paths, partial=False, max_steps=None, only=None, variants=True, counts=None):
-    """{(env, setting, method, δ): [(config, columns, folder), ...]} over every run folder found
-    (only those whose name contains one of the texts in `only`, if given; without `variants` none of a variant of
-    the paper's methods). Two folders of the same (env, setting, method, δ, seed) are one seed: the one
-    with more decisions is kept (of two alike, the first found), with a note. `counts`, a dict, counts the
-    skipped runs by reason."""
+    """{(env, setting, method, δ): [(config, columns, folder), ...]} of the run folders found (whose name holds a
+    text of `only`, if given; without `variants` none of a variant). Of two folders of one seed the one with more
+    decisions is kept, of seeds of different budgets those of the budget most share, each time with a note."""
+    counts = {} if counts is None else counts
     folders, sb3 = [], []
     for path in paths:
         folders += run_folders(path, sb3)
@@ -327,20 +298,18 @@ def load_groups(paths, partial=False, max_steps=None, only=None, variants=True, 
             continue
         config, columns = run
         if not variants and is_variant(config["method"]):
-            if counts is not None:
-                counts["Variant"] = counts.get("Variant", 0) + 1
+            counts["Variant"] = counts.get("Variant", 0) + 1
             continue
         key = (config["env_id"], setting_of(config), config["method"], config["dt"], config["seed"])
+        run = (config, columns, folder)
         if key in seeds:  # the one with more decisions; of two alike, the one found first (folders in name order)
-            kept, dropped = sorted([seeds[key], (config, columns, folder)], key=lambda r: -r[1]["decision_steps"][-1])
-            steps = [int(r[1]["decision_steps"][-1]) for r in (kept, dropped)]
+            run, dropped = sorted([seeds[key], run], key=lambda r: -r[1]["decision_steps"][-1])
+            steps = [int(r[1]["decision_steps"][-1]) for r in (run, dropped)]
             why = (f"it has more decisions ({steps[0]:,} to {steps[1]:,})" if steps[0] > steps[1] else
                    f"both have {steps[0]:,} decisions and it comes first")
-            print(f"note: {dropped[2]} and {kept[2]} are the same seed of one method, task and δ; keeping {kept[2]}: "
+            print(f"note: {dropped[2]} and {run[2]} are the same seed of one method, task and δ; keeping {run[2]}: "
                   f"{why}", file=sys.stderr)
-            seeds[key] = kept
-        else:
-            seeds[key] = (config, columns, folder)
+        seeds[key] = run
     groups = defaultdict(list)
     for key, run in seeds.items():
         groups[key[:4]].append(run)
@@ -360,8 +329,7 @@ def load_groups(paths, partial=False, max_steps=None, only=None, variants=True, 
 
 
 def seed_curves(runs, x_key, y_key, points=100, smooth=1):
-    """Each seed's y (its moving average over `smooth` updates) interpolated on a common x grid up to
-    the shortest run; (grid, mean, min, max) over seeds."""
+    """(grid, mean, min, max) over seeds of each one's y (smoothed), on the x the seeds share."""
     curves = []
     for _, columns, _ in runs:
         x, y = columns[x_key], moving_average(columns[y_key], smooth)
@@ -370,9 +338,7 @@ def seed_curves(runs, x_key, y_key, points=100, smooth=1):
             curves.append((x[known], y[known]))
     if not curves:
         return None
-    end = min(x[-1] for x, _ in curves)
-    start = max(x[0] for x, _ in curves)
-    grid = np.linspace(start, end, points)
+    grid = np.linspace(max(x[0] for x, _ in curves), min(x[-1] for x, _ in curves), points)
     values = np.array([np.interp(grid, x, y) for x, y in curves])
     return grid, values.mean(axis=0), values.min(axis=0), values.max(axis=0)
 
@@ -425,13 +391,8 @@ def task_curves(groups, env_id, setting, x_key, y_key, y_label, what, smooth):
     return fig
 
 
-def tick_label(method):
-    return method.replace(" (", "\n(").replace(", ", ",\n")  # a variant's name on lines of its own
-
-
 def draw_bars(ax, values, methods, dts):
-    """Per method (ticks) a bar per δ (shade and hatch): mean over seeds, whiskers the seeds' min–max,
-    each seed a dot. `values`: {(method, δ): the seeds' values}."""
+    """A bar per method (ticks) and δ (shade, hatch) of `values`, {(method, δ): the seeds' values}."""
     width = 0.8 / max(1, len(dts))
     for j, dt in enumerate(dts):
         for i, method in enumerate(methods):
@@ -444,7 +405,8 @@ def draw_bars(ax, values, methods, dts):
                    color=method_color(method, dt_shade(j, len(dts)) + (0.25 if is_variant(method) else 0)),
                    hatch=DT_HATCHES[j % len(DT_HATCHES)], edgecolor="white", linewidth=0)
             ax.scatter([x] * len(seeds), seeds, s=7, color="black", zorder=3)
-    ax.set_xticks(range(len(methods)), [tick_label(m) for m in methods], fontsize=8)
+    names = [m.replace(" (", "\n(").replace(", ", ",\n") for m in methods]  # a variant's name on lines of its own
+    ax.set_xticks(range(len(methods)), names, fontsize=8)
     ax.set_xlim(-0.6, len(methods) - 0.4)
     ax.grid(alpha=0.3, axis="y")
 
@@ -465,40 +427,33 @@ def task_bars(groups, env_id, setting):
     ax.set_xlabel("method")
     dt_legend(ax, dts, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False, title="shade, hatch")
     ax.set_title(f"{learners_of(keys)}: {env_id}, {setting}, {budget([r for k in keys for r in groups[k]])}: "
-                 "final return\n"
-                 "bars: mean over seeds; whiskers: the seeds' min–max; dots: seeds", fontsize=10)
+                 "final return\nbars: mean over seeds; whiskers: the seeds' min–max; dots: seeds", fontsize=10)
     return fig
 
 
 def table(groups, score=final_return, what="final return"):
-    """Markdown: the score (mean ± 95% t interval over seeds; the final return unless told), decisions
-    per physical second, wall time."""
+    """Markdown: the score (mean ± 95% t interval over seeds), decisions per physical second, wall time."""
     lines = [f"| env | setting | method | δ (s) | seeds | decisions | {what} (mean ± 95% t interval) | "
-             "decisions / physical s | wall time (min) |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "decisions / physical s | wall time (min) |", "|---" * 9 + "|"]
     for (env_id, setting, method, dt), runs in sorted(groups.items()):
         mean, ci = mean_ci(finals(runs, score))
-        rate = np.mean([decisions_per_physical_second(c) for _, c, _ in runs])
+        rate = np.mean([c["decision_steps"][-1] / c["physical_time_s"][-1] for _, c, _ in runs])
         steps = min(int(c["decision_steps"][-1]) for _, c, _ in runs)
         wall = np.mean([c["wall_time_s"][-1] / 60 for _, c, _ in runs])
         final = f"{mean:.1f} ± {ci:.1f}" if len(runs) > 1 else f"{mean:.1f} (one seed)"
-        if np.isnan(mean):  # no episode ended in the window (a short DAU run)
-            final = "– (no episode ended)"
         lines.append(f"| {env_id} | {setting} | {method} | {dt:g} | {len(runs)} | {steps:,} | "
-                     f"{final} | {rate:.1f} | {wall:.1f} |")
+                     f"{NO_EPISODE if np.isnan(mean) else final} | {rate:.1f} | {wall:.1f} |")
     return "\n".join(lines)
 
 
 def runs_table(groups, score=final_return, what="final return"):
-    """Markdown: one line per run."""
     lines = [f"| run | decisions | physical s | {what} | wall time (min) |", "|---|---|---|---|---|"]
     for key, runs in sorted(groups.items()):
         for _, columns, folder in sorted(runs, key=lambda r: r[0]["seed"]):
             value = score(columns)
-            shown = "– (no episode ended)" if np.isnan(value) else f"{value:.1f}"
+            shown = NO_EPISODE if np.isnan(value) else f"{value:.1f}"
             lines.append(f"| {os.path.basename(folder)} | {int(columns['decision_steps'][-1]):,} | "
-                         f"{columns['physical_time_s'][-1]:.0f} | {shown} | "
-                         f"{columns['wall_time_s'][-1] / 60:.1f} |")
+                         f"{columns['physical_time_s'][-1]:.0f} | {shown} | {columns['wall_time_s'][-1] / 60:.1f} |")
     return "\n".join(lines)
 
 
@@ -508,12 +463,6 @@ def by_learner(groups):
     for key, runs in groups.items():
         split[learner_of(key[2])][key] = runs
     return {learner: split[learner] for learner in ordered(split, LEARNERS)}
-
-
-def figures_in(folder, prefix=""):
-    """The figures (png, pdf) in `folder` whose names start with `prefix`."""
-    return [n for n in os.listdir(folder) if n.startswith(prefix) and n.endswith((".png", ".pdf"))
-            and not n.startswith(".")]
 
 
 def nonempty(text):  # --only: an empty text is in every run's name
@@ -532,17 +481,17 @@ class Kind(NamedTuple):
     tables: Callable = None
 
 
+def curves(name, y_key, y_label, what):  # a "task" kind: `y_key` of every method and δ against --x
+    return lambda groups, args, env_id, setting: [(f"{env_id}_{setting}_{name}_vs_{args.x}", task_curves(
+        groups, env_id, setting, args.x, y_key, y_label, what, args.smooth))]
+
+
 KINDS = {  # the one place a kind is named, drawn and told in --help
     "curves": Kind("<task>_<setting>_return_vs_<x>: every method and δ of a task, one panel", "task",
-                   lambda groups, args, env_id, setting: [(
-                       f"{env_id}_{setting}_return_vs_{args.x}",
-                       task_curves(groups, env_id, setting, args.x, "return_mean", "training return",
-                                   "training return", args.smooth))]),
+                   curves("return", "return_mean", "training return", "training return")),
     "durations": Kind("<task>_<setting>_action_duration_vs_<x>: the mean action duration the same way", "task",
-                      lambda groups, args, env_id, setting: [(
-                          f"{env_id}_{setting}_action_duration_vs_{args.x}",
-                          task_curves(groups, env_id, setting, args.x, "action_duration_mean_s",
-                                      "mean action duration (s)", "mean action duration", args.smooth))]),
+                      curves("action_duration", "action_duration_mean_s", "mean action duration (s)",
+                             "mean action duration")),
     "bars": Kind("<task>_<setting>_final_return: final return per method (ticks) and δ (bars)", "task",
                  lambda groups, args, env_id, setting: [(f"{env_id}_{setting}_final_return",
                                                          task_bars(groups, env_id, setting))]),
@@ -550,15 +499,14 @@ KINDS = {  # the one place a kind is named, drawn and told in --help
 
 
 def draw(groups, args, kinds):
-    """Every figure of --kinds, each learner's (its name first in the file name where there are several) then
-    those over every run; within a scope in the order of `kinds`. The paths written."""
-    chosen = [kind for name, kind in kinds.items() if name in args.kinds]
+    """The paths of the figures of --kinds written: each learner's (its name first if several), then every run's."""
     written = []
 
-    def save_all(figures, learner=""):
-        for name, fig in figures:
-            written.append(save(fig, os.path.join(args.out, f"{args.prefix}{learner}{name}.{args.format}")))
-            print(f"wrote {written[-1]}")
+    def save_all(scope, *where, learner=""):
+        for kind in (kind for name, kind in kinds.items() if name in args.kinds and kind.scope == scope):
+            for name, fig in kind.draw(*where):
+                written.append(save(fig, os.path.join(args.out, f"{args.prefix}{learner}{name}.{args.format}")))
+                print(f"wrote {written[-1]}")
 
     learners = by_learner(groups)
     for learner, part in learners.items():
@@ -566,14 +514,10 @@ def draw(groups, args, kinds):
         for setting in sorted({key[1] for key in part}):
             tasks = ordered({k[0] for k in part if k[1] == setting}, TASKS)
             for env_id in tasks:
-                for kind in (k for k in chosen if k.scope == "task"):
-                    save_all(kind.draw(part, args, env_id, setting), tag)
-            for kind in (k for k in chosen if k.scope == "setting"):
-                save_all(kind.draw(part, args, setting, tasks), tag)
-        for kind in (k for k in chosen if k.scope == "learner"):
-            save_all(kind.draw(part, args), tag)
-    for kind in (k for k in chosen if k.scope == "all"):
-        save_all(kind.draw(groups, args))
+                save_all("task", part, args, env_id, setting, learner=tag)
+            save_all("setting", part, args, setting, tasks, learner=tag)
+        save_all("learner", part, args, learner=tag)
+    save_all("all", groups, args)
     return written
 
 
@@ -585,36 +529,32 @@ def arguments(description, kinds, default):
                                 epilog=f"--kinds, each written as <prefix><its name>.<format>:\n{told}")
     p.error = fail  # argparse's own errors as one line too
     p.add_argument("paths", nargs="+", help="run folders, or folders holding run folders")
-    p.add_argument("--out", help="folder for the figures"
-                   " (default figures/, git-ignored; the committed results/figures only if named)")
+    p.add_argument("--out", help="folder for the figures (default figures/, git-ignored; results/figures if named)")
     p.add_argument("--x", choices=list(X_LABELS), default="decision_steps", help="x-axis of the curves")
     p.add_argument("--format", choices=["png", "pdf"], default="png")
     p.add_argument("--kinds", nargs="+", choices=list(kinds), default=default,
                    help=f"which figures (default: {' '.join(default)}; see below)")
     p.add_argument("--table", action="store_true", help="print the Markdown tables only, draw nothing")
-    p.add_argument("--variants", action="store_true", help="also read the variants of the paper's methods "
-                   "(ablations, --delta-dims, …), each its own method")
+    p.add_argument("--variants", action="store_true", help="also read the variants of the paper's methods")
     p.add_argument("--prefix", default="", help="prefix of the figure file names")
     p.add_argument("--partial", action="store_true", help="include runs that have not finished yet")
     p.add_argument("--max-steps", type=within(int, 1, 10 ** 12), default=None, metavar="N",
                    help="use each run's first N decisions only (e.g. the 100k mark of a longer run)")
     p.add_argument("--window", nargs=2, type=within(float, 0, math.inf), default=None, metavar=("FROM", "TO"),
                    help="the tables' return: each run's mean training return over the updates whose --x lies "
-                        "in [FROM, TO] (e.g. --x physical_time_s --window 8600 9200), not over its last 10%% "
-                        "of decisions; every run must reach TO")
+                        "in [FROM, TO], not over its last 10%% of decisions; every run must reach TO")
     p.add_argument("--only", nargs="+", type=nonempty, default=None,
                    help="only run folders whose name contains one of these texts")
     p.add_argument("--learner", choices=LEARNERS, help="only this learner's methods (default: each its own figures)")
     p.add_argument("--smooth", type=within(int, 1, 10 ** 6), default=10, metavar="N",
-                   help="the curves: at each update, each seed's mean training return over "
-                        "its last N updates (the first N-1 updates: over those so far; updates with no "
-                        "finished episode add nothing); 1 draws the raw curves (default 10)")
+                   help="the curves: at each update, each seed's mean training return over its last N updates "
+                        "(the first N-1 updates: over those so far; updates with no finished episode add nothing); "
+                        "1 draws the raw curves (default 10)")
     return p
 
 
 def check(args, printing=("--table",), windowed=("--table",)):
-    """The checks of the flags that need no run, before any work; `printing`: the flags that print tables and
-    draw nothing, `windowed`: those that --window changes."""
+    """The flags' checks before any work; `printing`: the flags that draw nothing, `windowed`: --window's."""
     for path in args.paths:
         if not os.path.exists(path):
             fail(f"{path} does not exist")
@@ -625,8 +565,7 @@ def check(args, printing=("--table",), windowed=("--table",)):
         fail(f"{given[1]}: {given[0]} prints other tables; give one of them")
     if given and args.out is not None:
         fail(f"--out: {given[0]} prints tables and draws nothing; leave out --out")
-    if args.out is None:
-        args.out = "figures"
+    args.out = "figures" if args.out is None else args.out
     promises.check_folder("--out", args.out)
     if "/" in args.prefix:
         fail(f"--prefix: {args.prefix!r} holds a '/'; it starts the file names inside --out")
@@ -643,10 +582,9 @@ def load(args):
     if args.learner:
         groups = by_learner(groups).get(args.learner, {})
     if not groups:
-        hint = (f"; {counts['Unfinished']} run(s) found unfinished: add --partial to include them"
-                if counts.get("Unfinished") else "")
-        hint += (f"; {counts['Variant']} run(s) of a variant of a method: add --variants to include them"
-                 if counts.get("Variant") else "")
+        hints = {"Unfinished": "found unfinished: add --partial",
+                 "Variant": "of a variant of a method: add --variants"}
+        hint = "".join(f"; {counts[k]} run(s) {text} to include them" for k, text in hints.items() if counts.get(k))
         fail(f"no {'' if args.partial else 'finished '}run found in {' '.join(args.paths)}"
              f"{' (with --only)' if args.only else ''}{f' of {args.learner}' if args.learner else ''}{hint}")
     if counts.get("Variant"):  # never silently: a variant is left out of the paper's methods' panels
@@ -659,32 +597,29 @@ def load(args):
               "each one's last one", file=sys.stderr)
     if args.window is None:
         return groups, final_return, "final return"
-    for runs in groups.values():
-        for _, columns, folder in runs:
-            if columns[args.x][-1] < args.window[1]:
-                fail(f"--window: {folder} ends at {columns[args.x][-1]:g} {args.x}, before {args.window[1]:g}")
-            if math.isnan(window_return(columns, args.x, *args.window)):
-                fail(f"--window: {folder} logs no return between {args.window[0]:g} and {args.window[1]:g} "
-                     f"{args.x}; widen it")
+    for _, columns, folder in (run for runs in groups.values() for run in runs):
+        if columns[args.x][-1] < args.window[1]:
+            fail(f"--window: {folder} ends at {columns[args.x][-1]:g} {args.x}, before {args.window[1]:g}")
+        if math.isnan(window_return(columns, args.x, *args.window)):
+            fail(f"--window: {folder} logs no return between {args.window[0]:g} and {args.window[1]:g} {args.x}; "
+                 "widen it")
     return (groups, lambda columns: window_return(columns, args.x, *args.window),
             f"return at {X_LABELS[args.x]} {args.window[0]:g}–{args.window[1]:g}")
 
 
 def report(groups, score, what, args, kinds):
     """The tables (those of the kinds chosen after plot.py's two), then, unless --table, the figures."""
-    print(table(groups, score, what))
-    print()
-    print(runs_table(groups, score, what))
+    print(table(groups, score, what) + "\n\n" + runs_table(groups, score, what))
     chosen = [kind for name, kind in kinds.items() if name in args.kinds and kind.tables]
     parts = [(kind, part) for part in by_learner(groups).values() for kind in chosen if kind.scope == "learner"]
     for kind, part in parts + [(kind, groups) for kind in chosen if kind.scope == "all"]:
         for text in kind.tables(part, args):
-            print()
-            print(text)
+            print("\n" + text)
     if args.table:
         return 0
     with promises.locked("--out", args.out):  # two plot.py drawing into one folder would mix their figures
-        before = figures_in(args.out, args.prefix)
+        before = [n for n in os.listdir(args.out) if n.startswith(args.prefix) and n.endswith((".png", ".pdf"))
+                  and not n.startswith(".")]
         written = [os.path.basename(path) for path in draw(groups, args, kinds)]
     older = sorted(set(before) - set(written))
     if older:  # never deleted (--out may be the committed results/figures), but never passed off as this call's
