@@ -76,7 +76,7 @@ class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
         if norm == "l2":
             self.delta_divisor = math.sqrt(len(dims))
         self.max_repeats = math.inf  # k·δ ≥ max_t as k ≥ max_repeats, a test on integers
-        if max_t < math.inf:
+        if max_t < math.inf:  # - 1e-9: 0.05 / 0.002 is 25.000000000000004 in floats, ceil 26
             self.max_repeats = math.ceil(max_t / self.dt - 1e-9)
         if not repeat:
             self.max_repeats = 1
@@ -87,7 +87,8 @@ class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
         if repeat and self.max_repeats == 1:
             warnings.warn(f"max_t = {max_t} s is not above δ = {self.dt} s: "
                           "no action can be repeated", stacklevel=2)
-        self.obs_stats = RunningMeanStd(shape=(dim,))  # ñ's mean and variance
+        # ñ's mean and variance: Δ's own, so Δ is normalised even where the inputs are not (Ant)
+        self.obs_stats = RunningMeanStd(shape=(dim,))
         self.update_stats = repeat  # the plain learner has no Δ
         self.obs = None  # s_i, where the repetition began
 
@@ -131,7 +132,8 @@ class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
             else:
                 distance = math.sqrt(np.square((obs - s_i) * weight).sum())
             stop = distance >= d  # out of the safe region; a tie too, as in the authors' code
-            if self.lambda_dt is not None:  # eq. 8 as the authors' code has it
+            # eq. 8 in the authors' code's form: Δ over d_max, k·δ over t_max, against u
+            if self.lambda_dt is not None:
                 lam = self.lambda_dt
                 stop = lam * distance / self.max_d + (1 - lam) * k * self.dt / self.max_t >= u
             if stop:
@@ -484,7 +486,9 @@ def main(argv=None):
             discounts_buf[step] = gamma_dt ** w
             durations_buf[step] = w
             radius_buf[step] = info["safe_radius"]
-            if args.norm_reward:  # R / std of the discounted return, clipped to ±10
+            # R / std of the discounted return, clipped to ±10: by hand, as each decision
+            # discounts by γ_δ^w (gymnasium's NormalizeReward takes one γ per step)
+            if args.norm_reward:
                 scaling_return = scaling_return * gamma_dt ** w + R
                 ret_rms.update_from_moments(scaling_return, 0.0, 1)
                 R = np.clip(R / np.sqrt(ret_rms.var + 1e-8), -10.0, 10.0)
@@ -512,7 +516,7 @@ def main(argv=None):
             last_value = agent.critic(torch.as_tensor(obs)[None]).item()
             final_values = agent.critic(torch.as_tensor(final_obs_buf)).squeeze(1).numpy()
         next_values = np.append(values[1:], last_value)
-        # a time limit is no termination
+        # a time limit is no termination: V(final obs), where CleanRL's PPO takes 0
         next_values = np.where(truncated_buf > 0, final_values, next_values)
         next_values = np.where(terminated_buf > 0, 0.0, next_values)
         dones = np.maximum(terminated_buf, truncated_buf)

@@ -355,7 +355,9 @@ def main(argv=None):
                 R -= args.switch_cost
                 episode_cost += args.switch_cost
             episode_decisions += 1
-            if args.norm_reward:  # R / std of the discounted return, clipped to ±10
+            # R / std of the discounted return, clipped to ±10: by hand, as each decision
+            # discounts by γ_δ^w (gymnasium's NormalizeReward takes one γ per step)
+            if args.norm_reward:
                 scaling_return = scaling_return * gamma_dt ** w + R
                 ret_rms.update_from_moments(scaling_return, 0.0, 1)
                 R = np.clip(R / np.sqrt(ret_rms.var + 1e-8), -10.0, 10.0)

@@ -386,7 +386,9 @@ def main(argv=None):
             w = info["w"]  # δ-steps this decision lasted
             discounts_buf[step] = gamma_dt ** w
             durations_buf[step] = w
-            if args.norm_reward:  # R / std of the discounted return, clipped to ±10
+            # R / std of the discounted return, clipped to ±10: by hand, as each decision
+            # discounts by γ_δ^w (gymnasium's NormalizeReward takes one γ per step)
+            if args.norm_reward:
                 scaling_return = scaling_return * gamma_dt ** w + R
                 ret_rms.update_from_moments(scaling_return, 0.0, 1)
                 R = np.clip(R / np.sqrt(ret_rms.var + 1e-8), -10.0, 10.0)
@@ -413,7 +415,7 @@ def main(argv=None):
             last_value = agent.critic(torch.as_tensor(obs)[None]).item()
             final_values = agent.critic(torch.as_tensor(final_obs_buf)).squeeze(1).numpy()
         next_values = np.append(values[1:], last_value)
-        # a time limit is no termination
+        # a time limit is no termination: V(final obs), where CleanRL's PPO takes 0
         next_values = np.where(truncated_buf > 0, final_values, next_values)
         next_values = np.where(terminated_buf > 0, 0.0, next_values)
         dones = np.maximum(terminated_buf, truncated_buf)
