@@ -67,8 +67,8 @@ plot results/runs --only {InvertedPendulum,InvertedDoublePendulum,Hopper}-v5__{s
 plot results/runs --max-steps 100352 --only InvertedPendulum-v5__{sar,figar,ppo}__dt0.002__s InvertedPendulum-v5__{sar,figar}__dt0.002__ext-force__s \
   --kinds curves durations bars --prefix 100k_
 # Hopper at 1M decisions, all three methods (SAR-PPO 8 seeds, the others 3)
-plot results/runs_1m --kinds grid --prefix 1m_
-plot results/runs_1m --kinds grid --prefix 1m_ --x physical_time_s
+plot results/runs_1m --only Hopper-v5__ --kinds grid --prefix 1m_
+plot results/runs_1m --only Hopper-v5__ --kinds grid --prefix 1m_ --x physical_time_s
 # App. H: λ-SAR-PPO under partial observability (strong perceptible force + hold penalty)
 plot results/runs --only __hold-penalty --kinds curves durations bars
 # App. I: ablations, each variant beside the default SAR-PPO and FiGAR-C-PPO at δ_lowest
