@@ -24,9 +24,9 @@ from torch.distributions.normal import Normal
 
 import bookkeeping
 import envs
-from bookkeeping import checked, fail, within
+from flags import checked, fail, within
 
-MAX_T = 0.05  # t_max (s), the longest repetition (App. J.3)
+MAX_T = 0.05  # t_max (s), the longest repetition: FiGAR-C's (App. J.3), SAR's cap too (Sec. 5)
 MAX_T_CAP = 1000  # (s) the largest finite t_max taken, by the flag and the wrapper alike
 MAX_D = {"l1": 0.5, "l2": 1.0}  # d_max of Δ's l1 norm (App. J.3) and of its l2 norm (App. I)
 
@@ -50,21 +50,15 @@ class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
             self, max_d=max_d, max_t=max_t, lambda_dt=lambda_dt, norm=norm, repeat=repeat, dt=dt,
             gamma_dt=gamma_dt, delta_dims=delta_dims)
         gym.Wrapper.__init__(self, env)
+        # δ and γ_δ (the env's own: envs.DtEnv), every argument checked: after `evaluate`
         self.dt, self.gamma_dt = dt_and_gamma_dt(env, dt, gamma_dt, max_t)
+        check_safe_region(env, max_d, lambda_dt, norm, delta_dims)
         dim = env.observation_space.shape[0]
         dims = range(dim)
         if delta_dims is not None:
             dims = delta_dims
-        if norm not in MAX_D:
-            raise ValueError(f"norm: 'l1' or 'l2', got {norm!r}")
         if max_d is None:
             max_d = MAX_D[norm]
-        if not 0 < max_d < math.inf:
-            raise ValueError(f"max_d: a radius above 0, got {max_d!r}")
-        if lambda_dt is not None and not 0 <= lambda_dt <= 1:
-            raise ValueError(f"lambda_dt: λ in [0, 1], got {lambda_dt!r}")
-        if len(dims) == 0 or len(set(dims)) < len(dims) or not set(dims) <= set(range(dim)):
-            raise ValueError(f"delta_dims: distinct dims from 0 to {dim - 1}, got {delta_dims!r}")
         self.max_d = max_d
         self.max_t = max_t
         self.lambda_dt = lambda_dt
@@ -131,7 +125,8 @@ class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
                 distance = np.abs(obs - s_i) @ weight
             else:
                 distance = math.sqrt(np.square((obs - s_i) * weight).sum())
-            stop = distance >= d  # out of the safe region; a tie too, as in the authors' code
+            # out of the safe region Δ ≤ d (eq. 6); a tie too stops, as in the authors' code
+            stop = distance >= d
             # eq. 8 in the authors' code's form: Δ over d_max, k·δ over t_max, against u
             if self.lambda_dt is not None:
                 lam = self.lambda_dt
@@ -155,45 +150,6 @@ class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
     def restore(self, state):
         self.obs = state["obs"]
-
-
-def dt_and_gamma_dt(env, dt, gamma_dt, max_t):
-    """δ (seconds per step of `env`) and γ_δ (discount per step) of a repetition around `env`: the
-    env's own where it has them (envs.DtEnv has both; a value given must agree), else the values
-    given; γ_δ = 0.99 if neither. Checked, with max_t and the env's spaces (1-D Boxes)."""
-    given = {"dt": dt, "gamma_dt": gamma_dt}
-    for name, value in given.items():
-        if not env.has_wrapper_attr(name):
-            continue
-        own = env.get_wrapper_attr(name)
-        if value is not None and not math.isclose(value, own, rel_tol=1e-9):
-            raise ValueError(f"{name}: the env's is {own!r}, got {value!r} (leave it out)")
-        given[name] = own
-    dt, gamma_dt = given["dt"], given["gamma_dt"]
-    if gamma_dt is None:
-        gamma_dt = 0.99
-    spaces = env.observation_space, env.action_space
-    if not all(isinstance(space, gym.spaces.Box) and len(space.shape) == 1 for space in spaces):
-        raise ValueError(f"env: needs 1-D Box observations and actions, got {spaces}")
-    if dt is None or not 0 < dt < math.inf:
-        raise ValueError(f"dt: seconds per step of the env (pass dt= if it has none), got {dt}")
-    if not 0 < gamma_dt <= 1:
-        raise ValueError(f"gamma_dt: a discount in (0, 1], got {gamma_dt}")
-    if not (0 < max_t <= MAX_T_CAP or max_t == math.inf):
-        raise ValueError(f"max_t: seconds in (0, {MAX_T_CAP}] or inf, got {max_t}")
-    return dt, gamma_dt
-
-
-def check_action(action, space):
-    if action.shape != space.shape or not np.isfinite(action).all():
-        raise ValueError(f"action: needs {space.shape[0]} finite numbers, got {action!r}")
-
-
-def check_finite(obs, r=0.0):  # refused before anything learns from it
-    if not np.isfinite(obs).all():
-        raise ValueError(f"observation: not finite, got {obs}")
-    if not math.isfinite(r):
-        raise ValueError(f"reward: not finite, got {r}")
 
 
 # ------------------------------------------------------- the autoregressive policy (App. G)
@@ -391,6 +347,7 @@ def ppo_update(agent, arp, optimizer, batch, args, rng):
 def make_decision_env(args):
     """The environment of one decision: the δ-env, then the repetition, then the perturbation
     outside it (one draw per decision, Sec. 5.2). Returns (env, the repetition wrapper)."""
+    # the δ-env (App. J.2): γ_δ = γ^(δ/δ0), rewards r·δ/δ0, the time limit in seconds
     env = envs.make_env(args.env_id, args.dt, args.gamma)
     if args.hold_penalty:
         # App. H: counts holding time at δ-level, inside the repetition
@@ -422,8 +379,7 @@ def main(argv=None):
                   init_logstd=args.init_logstd)
     arp = AutoregressiveNoise(env.action_space.shape[0], args.arp_p, args.arp_alpha)
     # fused: one kernel for all parameters instead of ~10 small ops per tensor
-    optimizer = torch.optim.Adam(agent.parameters(), lr=learning_rate, eps=args.adam_eps,
-                                 fused=True)
+    optimizer = torch.optim.Adam(agent.parameters(), lr=learning_rate, eps=args.adam_eps, fused=True)
     obs_rms = RunningMeanStd(shape=(obs_dim,))  # network inputs
     ret_rms = RunningMeanStd(shape=())  # discounted return, for reward scaling
     learner = {"agent": agent, "optimizer": optimizer, "obs_rms": obs_rms, "ret_rms": ret_rms,
@@ -442,23 +398,19 @@ def main(argv=None):
     discounts_buf = np.zeros(n, np.float32)  # γ_δ^w
     radius_buf = np.zeros(n, np.float32)  # d, or λ-SAR's u
     durations_buf = np.zeros(n, np.int64)  # w, in δ-steps
-    eval_decision_env = None
-    if args.eval_every or args.eval_every_s:
-        eval_decision_env = make_decision_env(args)
+    eval_decision_env = make_decision_env(args)  # its own env: evaluation leaves training's as it was
 
-    # lock the run folder; start the run, or resume it: weights, RNGs and the episode in progress
-    # (a new episode feeds the input statistics; arp.history: a checkpoint's); a finished run exits here
-    def new_episode(raw_obs):  # no lags yet
-        arp.history.zero_()
-        return normalize(raw_obs, obs_rms, args.norm_obs, update=True)
-
+    # lock the run folder; start the run, or resume it: weights, RNGs, the episode in progress and
+    # its lags (arp.history)
     run, (raw_obs, obs, episode_return, scaling_return) = bookkeeping.open_or_resume(
-        args, argv, SCRIPT, learner, config, rng, env, new_episode)
+        args, argv, SCRIPT, learner, config, rng, env)
+    if obs is None:  # a new episode, with no lags yet: its first observation feeds the statistics
+        arp.history.zero_()
+        obs = normalize(raw_obs, obs_rms, args.norm_obs, update=True)
     counters = run["counters"]  # a resumed run's
-    start = time.time() - counters["wall_time_s"]
     # the budget: --total-steps decisions, or --physical-time seconds (as progress.csv rounds them)
-    while (counters["decision_steps"] < args.total_steps if args.physical_time is None
-           else round(counters["env_steps"] * dt, 6) < args.physical_time - 1e-9):
+    while not bookkeeping.finished(args, counters["decision_steps"],
+                                   round(counters["env_steps"] * dt, 6)):
         update_start = time.time()
         finished_returns = []
         # the lags of the rollout's first decisions, if the episode goes on
@@ -475,19 +427,14 @@ def main(argv=None):
                 arp.remember((action[0] - policy.loc[0]) / policy.scale[0])
             action = action[0].numpy()
             actions_buf[step] = action
-            try:
-                clipped = np.clip(action, action_low, action_high)
-                raw_obs, R, terminated, truncated, info = env.step(clipped)
-                if terminated or truncated:
-                    next_raw_obs, _ = env.reset()
-            except ValueError as e:  # the wrappers' checks: a non-finite observation or reward
-                bookkeeping.env_failed(e, f"update {counters['update'] + 1}")
+            clipped = np.clip(action, action_low, action_high)
+            raw_obs, R, terminated, truncated, info = env.step(clipped)
             w = info["w"]  # δ-steps this decision lasted
             discounts_buf[step] = gamma_dt ** w
             durations_buf[step] = w
             radius_buf[step] = info["safe_radius"]
-            # R / std of the discounted return, clipped to ±10: by hand, as each decision
-            # discounts by γ_δ^w (gymnasium's NormalizeReward takes one γ per step)
+            # R / std of the discounted return, clipped to ±10, reset at each episode's end (SB3's
+            # VecNormalize): by hand, as a decision discounts by γ_δ^w (gymnasium's: one γ a step)
             if args.norm_reward:
                 scaling_return = scaling_return * gamma_dt ** w + R
                 ret_rms.update_from_moments(scaling_return, 0.0, 1)
@@ -501,7 +448,7 @@ def main(argv=None):
                     final_obs_buf[step] = normalize(raw_obs, obs_rms, args.norm_obs)
                 finished_returns.append(episode_return)
                 episode_return, scaling_return = 0.0, 0.0
-                raw_obs = next_raw_obs
+                raw_obs, _ = env.reset()
                 arp.history.zero_()
             obs = normalize(raw_obs, obs_rms, args.norm_obs, update=True)
         steps = int(durations_buf.sum())  # the update's δ-steps
@@ -530,33 +477,23 @@ def main(argv=None):
         logs = ppo_update(agent, arp, optimizer, batch, args, rng)
         counters["update"] += 1
 
-        # ---------------- logs
+        # ---------------- logs: the update's row (bookkeeping adds the counters and the clock)
         update_time = time.time() - update_start
         eval_return = None  # None: a blank in progress.csv
         if bookkeeping.evaluation_due(args, counters, steps, dt):
             eval_return = evaluate(args, eval_decision_env, agent, obs_rms, repetition.obs_stats)
-        counters["wall_time_s"] = time.time() - start
-        return_mean = None  # no training episode ended
-        if finished_returns:
-            return_mean = float(np.mean(finished_returns))
-        safe_radius_mean = None  # the plain learner has none
-        if repetition.repeat:
-            safe_radius_mean = float(radius_buf.mean())
-        row = {"decision_steps": counters["decision_steps"], "env_steps": counters["env_steps"],
-               "physical_time_s": round(counters["env_steps"] * dt, 6),
-               "wall_time_s": round(counters["wall_time_s"], 3), "episodes": counters["episodes"],
-               "return_mean": return_mean, "eval_return_mean": eval_return,
+        row = {"return_mean": None, "eval_return_mean": eval_return,
                "action_duration_mean_s": float(durations_buf.mean() * dt),
-               "safe_radius_mean": safe_radius_mean,
-               **logs,
+               "safe_radius_mean": None, **logs,  # the plain learner has no d
                "decisions_per_s": round(n / update_time, 1),  # of the whole update
                "env_steps_per_s": round(steps / rollout_time, 1)}  # of the rollout alone
-        said = [f"return {return_mean:.1f}" if finished_returns else "no episode ended",
-                f"duration {1e3 * row['action_duration_mean_s']:.1f}ms"]
+        said = ["no episode ended", f"duration {1e3 * row['action_duration_mean_s']:.1f}ms"]
+        if finished_returns:
+            row["return_mean"] = float(np.mean(finished_returns))
+            said[0] = f"return {row['return_mean']:.1f}"
         if repetition.repeat:
-            said.append(f"radius {safe_radius_mean:.3f}")  # SAR's d
-        said += [f"{row['decisions_per_s']:.0f} decisions/s",
-                 f"{row['env_steps_per_s']:.0f} δ-steps/s in the rollout"]
+            row["safe_radius_mean"] = float(radius_buf.mean())
+            said.append(f"radius {row['safe_radius_mean']:.3f}")  # SAR's d
         episode = (raw_obs, obs, episode_return, scaling_return)
         bookkeeping.log_and_checkpoint(run, args, row, said, env, episode)
     bookkeeping.end(run, args, env)  # model.pt with --save-model
@@ -580,6 +517,61 @@ def evaluate(args, decision_env, agent, obs_rms, repetition_stats):
             returns[episode] += info["undiscounted_reward"]
             done = terminated or truncated
     return float(np.mean(returns))
+
+
+# ================================================================ the wrapper's checks
+def check_safe_region(env, max_d, lambda_dt, norm, delta_dims):  # the wrapper's own arguments
+    dim = env.observation_space.shape[0]
+    dims = range(dim)
+    if delta_dims is not None:
+        dims = delta_dims
+    if norm not in MAX_D:
+        raise ValueError(f"norm: 'l1' or 'l2', got {norm!r}")
+    if max_d is not None and not 0 < max_d < math.inf:
+        raise ValueError(f"max_d: a radius above 0, got {max_d!r}")
+    if lambda_dt is not None and not 0 <= lambda_dt <= 1:
+        raise ValueError(f"lambda_dt: λ in [0, 1], got {lambda_dt!r}")
+    if len(dims) == 0 or len(set(dims)) < len(dims) or not set(dims) <= set(range(dim)):
+        raise ValueError(f"delta_dims: distinct dims from 0 to {dim - 1}, got {delta_dims!r}")
+
+
+def dt_and_gamma_dt(env, dt, gamma_dt, max_t):
+    """δ (seconds per step of `env`) and γ_δ (discount per step) of a repetition around `env`: the
+    env's own where it has them (envs.DtEnv has both; a value given must agree), else the values
+    given; γ_δ = 0.99 if neither. Checked, with max_t and the env's spaces (1-D Boxes)."""
+    given = {"dt": dt, "gamma_dt": gamma_dt}
+    for name, value in given.items():
+        if not env.has_wrapper_attr(name):
+            continue
+        own = env.get_wrapper_attr(name)
+        if value is not None and not math.isclose(value, own, rel_tol=1e-9):
+            raise ValueError(f"{name}: the env's is {own!r}, got {value!r} (leave it out)")
+        given[name] = own
+    dt, gamma_dt = given["dt"], given["gamma_dt"]
+    if gamma_dt is None:
+        gamma_dt = 0.99
+    spaces = env.observation_space, env.action_space
+    if not all(isinstance(space, gym.spaces.Box) and len(space.shape) == 1 for space in spaces):
+        raise ValueError(f"env: needs 1-D Box observations and actions, got {spaces}")
+    if dt is None or not 0 < dt < math.inf:
+        raise ValueError(f"dt: seconds per step of the env (pass dt= if it has none), got {dt}")
+    if not 0 < gamma_dt <= 1:
+        raise ValueError(f"gamma_dt: a discount in (0, 1], got {gamma_dt}")
+    if not (0 < max_t <= MAX_T_CAP or max_t == math.inf):
+        raise ValueError(f"max_t: seconds in (0, {MAX_T_CAP}] or inf, got {max_t}")
+    return dt, gamma_dt
+
+
+def check_action(action, space):
+    if action.shape != space.shape or not np.isfinite(action).all():
+        raise ValueError(f"action: needs {space.shape[0]} finite numbers, got {action!r}")
+
+
+def check_finite(obs, r=0.0):  # refused before anything learns from it
+    if not np.isfinite(obs).all():
+        raise FloatingPointError(f"observation: not finite, got {obs}")
+    if not math.isfinite(r):
+        raise FloatingPointError(f"reward: not finite, got {r}")
 
 
 # ================================================================ the flags

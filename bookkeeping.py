@@ -22,6 +22,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from importlib.metadata import version
 from pathlib import Path
 from typing import NamedTuple
@@ -68,6 +69,13 @@ def guard(main):
     before = signal.signal(signal.SIGTERM, terminate)
     try:
         main()
+    except FloatingPointError as e:  # the wrappers' check_finite: the env gave a non-finite observation or reward
+        run, name = OPENED.get("run"), os.path.basename(sys.argv[0])
+        if run is None:
+            raise
+        unit = "update" if "update" in run["counters"] else "row"
+        sys.exit(f"{name}: the environment failed in {unit} {run['counters'][unit] + 1} ({' '.join(str(e).split())}); "
+                 "the run is kept up to its last checkpoint")
     except (KeyboardInterrupt, OSError) as e:
         name, run = os.path.basename(sys.argv[0]), OPENED.get("run")
         again = "the same command" if "--resume" in sys.argv else "the same command plus --resume"
@@ -174,17 +182,13 @@ def evaluation_due(args, counters, steps, dt):
     return bool(args.eval_every) and counters["update"] % args.eval_every == 0
 
 
-def env_failed(error, where):  # the wrappers' checks (a non-finite observation or reward): one line
-    sys.exit(f"{os.path.basename(sys.argv[0])}: the environment failed in {where} ({' '.join(str(error).split())}); "
-             "the run is kept up to its last checkpoint")
-
-
 # ---------------------------------------------------------------- an update-based script's run
-def open_or_resume(args, argv, script, learner, config, rng, env, new_episode):
+def open_or_resume(args, argv, script, learner, config, rng, env):
     """Lock the run folder, start the run or resume it (`open_run`), say its plan; return (run, the episode the
     first update steps on: raw_obs, obs, `script.tallies` sums). A MuJoCo task resumes in its checkpoint's episode;
-    else, or on a new run, an episode starts: `new_episode(raw_obs)` gives its obs (and feeds the statistics)."""
+    else, or on a new run, an episode starts: its obs is None, for the script to make (and feed its statistics)."""
     run = open_run(args, argv, script, learner, config, rng)
+    run["start"] = time.time() - run["counters"]["wall_time_s"]  # the run's clock, across its sessions
     update = run["counters"]["update"]
     if args.total_steps is None:
         plan = f"updates of {args.num_steps:,} decisions until --physical-time {args.physical_time:g} s"
@@ -196,17 +200,14 @@ def open_or_resume(args, argv, script, learner, config, rng, env, new_episode):
     print(f"{run['dir']}: {args.method}, {plan}", flush=True)
     # a seed per (re)start: a resumed run's fresh episode is not its first one again
     seed = args.seed + 1_000 * update
-    try:
-        raw_obs, _ = env.reset(seed=seed)
-    except ValueError as e:  # the wrapper's check: a non-finite observation
-        env_failed(e, f"update {update + 1}")
+    raw_obs, _ = env.reset(seed=seed)
     saved = (run["state"] or {}).get("episode")
     if saved is None:
         if update:
             print(f"note: {args.env_id} is not a MuJoCo task, whose episode a checkpoint keeps: update "
                   f"{update + 1} starts a fresh episode (seed {seed}), so the rows differ from an "
                   "uninterrupted run's")
-        return run, (raw_obs, new_episode(raw_obs), *[0.0] * script.tallies)
+        return run, (raw_obs, None, *[0.0] * script.tallies)
     restore_env(env, saved)
     for name, part in learner.items():  # as saved: the reset above just fed them
         if isinstance(part, RunningMeanStd):
@@ -216,8 +217,16 @@ def open_or_resume(args, argv, script, learner, config, rng, env, new_episode):
 
 
 def log_and_checkpoint(run, args, row, said, env, episode):
-    """Log the update's `row`, with a checkpoint and the `episode` in progress every --checkpoint-every updates
-    (`log_row`: a diverged loss exits); print its line: how far, what the script `said`, the time left."""
+    """Log the update's `row` with the run's counters and clock, with a checkpoint and the `episode` in progress
+    every --checkpoint-every updates (`log_row`: a diverged loss exits); print its line: how far, what the script
+    `said`, its speeds, the time left."""
+    counters, dt = run["counters"], run["config"]["dt"]
+    counters["wall_time_s"] = time.time() - run["start"]
+    row = {"decision_steps": counters["decision_steps"], "env_steps": counters["env_steps"],
+           "physical_time_s": round(counters["env_steps"] * dt, 6), "wall_time_s": round(counters["wall_time_s"], 3),
+           "episodes": counters["episodes"], **row}
+    said = [*said, f"{row['decisions_per_s']:.0f} decisions/s",
+            f"{row['env_steps_per_s']:.0f} δ-steps/s in the rollout"]
     log_row(run, args, row, episode_now(env, episode))
     update, n = run["counters"]["update"], args.num_steps
     if args.total_steps is None:  # updates as long in physical time as this one

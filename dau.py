@@ -257,7 +257,7 @@ def main(argv=None):
             seen = ("observation", next_obs), ("reward", rewards), ("observation", after)
             for name, values in seen:
                 if not np.isfinite(values).all():  # it would reach the memory, then every network
-                    bookkeeping.env_failed(f"{name}: not finite", f"row {counters['row'] + 1}")
+                    raise FloatingPointError(f"{name}: not finite")  # guard: one line
             cut = truncated & ~terminated  # by the time limit: weight 0, as offline_agent.py has it
             memory.add(obs, actions, rewards, next_obs, terminated, 1.0 - cut)
             obs = after

@@ -162,10 +162,10 @@ def test_help_shows_every_range_and_never_a_default_of_none(module, capsys):
 LEARNER_SCRIPTS = ["sar_ppo.py", "figar_ppo.py", "sar_trpo.py", "figar_trpo.py"]
 
 
-def wrapper_text(script, name):  # the class, up to the next top-level definition
+def wrapper_text(script, name):  # the class, up to the next top-level line (a definition or a comment)
     text = open(os.path.join(ROOT, script)).read()
     start = text.index(f"class {name}(")
-    return text[start:re.search(r"\n(def|class) ", text[start + 1:]).start() + start]
+    return text[start:re.search(r"\n(def|class|#) ", text[start + 1:]).start() + start]
 
 
 def test_every_training_script_carries_the_same_wrapper_and_agent_text():

@@ -274,7 +274,7 @@ def test_a_non_finite_observation_is_refused_instead_of_learned_from(module):
     wrapper = getattr(module, "SafeActionRepetition", None) or module.DurativeRepetition
     env = wrapper(_NanAfter(at=3), max_t=0.5, dt=0.05)
     env.reset(seed=0)
-    with pytest.raises(ValueError, match="^observation: not finite"):
+    with pytest.raises(FloatingPointError, match="^observation: not finite"):
         for _ in range(10):
             env.step(np.array([0.0, 1.0], np.float32))  # u = 1: long repetitions
     if module is sar_ppo:
@@ -326,7 +326,7 @@ def readme_section(title):
     return text[text.index(title):].split("\n## ")[0]
 
 
-SHARED = ("dt_and_gamma_dt", "check_action", "check_finite")  # the functions every repetition wrapper calls
+SHARED = ("check_safe_region", "dt_and_gamma_dt", "check_action", "check_finite")  # the functions the wrapper calls
 
 
 def wrapper_source():
