@@ -50,7 +50,7 @@ class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
             self, max_d=max_d, max_t=max_t, lambda_dt=lambda_dt, norm=norm, repeat=repeat, dt=dt,
             gamma_dt=gamma_dt, delta_dims=delta_dims)
         gym.Wrapper.__init__(self, env)
-        # δ and γ_δ (the env's own: envs.DtEnv), every argument checked: after `evaluate`
+        # δ and γ_δ: the env's own (envs.DtEnv), else the arguments; each argument checked
         self.dt, self.gamma_dt = dt_and_gamma_dt(env, dt, gamma_dt, max_t)
         check_safe_region(env, max_d, lambda_dt, norm, delta_dims)
         dim = env.observation_space.shape[0]
@@ -64,7 +64,6 @@ class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self.lambda_dt = lambda_dt
         self.norm = norm
         self.repeat = repeat
-        self.delta_dims = delta_dims
         self.delta_mask = np.isin(np.arange(dim), dims)
         self.delta_divisor = len(dims)  # Δ's n (l2: √n)
         if norm == "l2":
