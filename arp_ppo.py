@@ -144,7 +144,7 @@ class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
         info.update(w=k, safe_radius=safe_radius, undiscounted_reward=undiscounted)
         return obs, R, terminated, truncated, info
 
-    def state(self):  # s_i, the decision's state Δ is measured from: for a checkpoint (exact resume)
+    def state(self):  # s_i, where Δ is measured from: a checkpoint keeps it (exact resume)
         return {"obs": self.obs}
 
     def restore(self, state):
@@ -378,7 +378,8 @@ def main(argv=None):
                   init_logstd=args.init_logstd)
     arp = AutoregressiveNoise(env.action_space.shape[0], args.arp_p, args.arp_alpha)
     # fused: one kernel for all parameters instead of ~10 small ops per tensor
-    optimizer = torch.optim.Adam(agent.parameters(), lr=learning_rate, eps=args.adam_eps, fused=True)
+    optimizer = torch.optim.Adam(agent.parameters(), lr=learning_rate, eps=args.adam_eps,
+                                 fused=True)
     obs_rms = RunningMeanStd(shape=(obs_dim,))  # network inputs
     ret_rms = RunningMeanStd(shape=())  # discounted return, for reward scaling
     learner = {"agent": agent, "optimizer": optimizer, "obs_rms": obs_rms, "ret_rms": ret_rms,
@@ -397,7 +398,7 @@ def main(argv=None):
     discounts_buf = np.zeros(n, np.float32)  # γ_δ^w
     radius_buf = np.zeros(n, np.float32)  # d, or λ-SAR's u
     durations_buf = np.zeros(n, np.int64)  # w, in δ-steps
-    eval_decision_env = make_decision_env(args)  # its own env: evaluation leaves training's as it was
+    eval_decision_env = make_decision_env(args)  # its own: training's env stays as it was
 
     # lock the run folder; start the run, or resume it: weights, RNGs, the episode in progress and
     # its lags (arp.history)
@@ -408,8 +409,8 @@ def main(argv=None):
         obs = normalize(raw_obs, obs_rms, args.norm_obs, update=True)
     counters = run["counters"]  # a resumed run's
     # the budget: --total-steps decisions, or --physical-time seconds (as progress.csv rounds them)
-    while not bookkeeping.finished(args, counters["decision_steps"],
-                                   round(counters["env_steps"] * dt, 6)):
+    while (counters["decision_steps"] < args.total_steps if args.physical_time is None
+           else round(counters["env_steps"] * dt, 6) < args.physical_time - 1e-9):
         update_start = time.time()
         finished_returns = []
         # the lags of the rollout's first decisions, if the episode goes on
@@ -684,13 +685,15 @@ def name_run(args):
         args.run_name = f"{args.env_id}__{slug}__dt{args.dt:g}{setting}__s{args.seed}"
 
 
-# ================================================================ what bookkeeping.py needs of this script
-FLAGS_ADDED_LATER = {"init_logstd": 0.0}  # and the value runs before them had
-COLUMNS = ["decision_steps", "env_steps", "physical_time_s", "wall_time_s", "episodes", "return_mean",  # progress.csv
-           "eval_return_mean", "action_duration_mean_s", "safe_radius_mean", "policy_loss", "value_loss",
-           "approx_kl", "clip_fraction", "entropy", "decisions_per_s", "env_steps_per_s"]
-SCRIPT = bookkeeping.Script(__file__, make_parser, FLAGS_ADDED_LATER, "smaller steps (--learning-rate, --vf-coef)",
-                            COLUMNS)
+# ================================================================ what bookkeeping.py needs
+# the flags added after the first committed runs, with the value those runs had
+FLAGS_ADDED_LATER = {"init_logstd": 0.0}
+COLUMNS = ["decision_steps", "env_steps", "physical_time_s", "wall_time_s", "episodes",  # its CSV
+           "return_mean", "eval_return_mean", "action_duration_mean_s", "safe_radius_mean",
+           "policy_loss", "value_loss", "approx_kl", "clip_fraction", "entropy", "decisions_per_s",
+           "env_steps_per_s"]
+SCRIPT = bookkeeping.Script(__file__, make_parser, FLAGS_ADDED_LATER,
+                            "smaller steps (--learning-rate, --vf-coef)", COLUMNS)
 
 if __name__ == "__main__":
     bookkeeping.guard(main)

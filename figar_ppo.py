@@ -252,7 +252,8 @@ def main(argv=None):
     agent = Agent(obs_dim, env.unwrapped.action_space.shape[0], repeat=True,
                   init_logstd=args.init_logstd, sb3_u_init=args.sb3_u_init)
     # fused: one kernel for all parameters instead of ~10 small ops per tensor
-    optimizer = torch.optim.Adam(agent.parameters(), lr=learning_rate, eps=args.adam_eps, fused=True)
+    optimizer = torch.optim.Adam(agent.parameters(), lr=learning_rate, eps=args.adam_eps,
+                                 fused=True)
     if args.a2c:  # RMSprop (Table 4)
         optimizer = torch.optim.RMSprop(agent.parameters(), lr=learning_rate, alpha=0.99,
                                         eps=args.adam_eps)
@@ -275,7 +276,7 @@ def main(argv=None):
     truncated_buf = np.zeros(n, np.float32)
     discounts_buf = np.zeros(n, np.float32)  # γ_δ^w
     durations_buf = np.zeros(n, np.int64)  # w, in δ-steps
-    eval_decision_env = make_decision_env(args)  # its own env: evaluation leaves training's as it was
+    eval_decision_env = make_decision_env(args)  # its own: training's env stays as it was
 
     # lock the run folder; start the run, or resume it: weights, RNGs and the episode in progress
     run, (raw_obs, obs, episode_return, scaling_return, episode_cost, episode_decisions) = (
@@ -284,8 +285,8 @@ def main(argv=None):
         obs = normalize(raw_obs, obs_rms, args.norm_obs, update=True)
     counters = run["counters"]  # a resumed run's
     # the budget: --total-steps decisions, or --physical-time seconds (as progress.csv rounds them)
-    while not bookkeeping.finished(args, counters["decision_steps"],
-                                   round(counters["env_steps"] * dt, 6)):
+    while (counters["decision_steps"] < args.total_steps if args.physical_time is None
+           else round(counters["env_steps"] * dt, 6) < args.physical_time - 1e-9):
         update_start = time.time()
         finished_returns = []
         finished_costs = []  # TaCoS's switch costs paid, and decisions, per finished episode
@@ -616,16 +617,19 @@ def tacos(args):  # any of TaCoS's four changes
             or args.time_feature)
 
 
-# ================================================================ what bookkeeping.py needs of this script
-FLAGS_ADDED_LATER = {"a2c": False, "init_logstd": 0.0, "sb3_u_init": False,  # and the value runs before them had
-                     "switch_cost": 0.0, "min_steps": 1, "duration_map": "figar", "time_feature": False}
-COLUMNS = ["decision_steps", "env_steps", "physical_time_s", "wall_time_s", "episodes", "return_mean",  # progress.csv
-           "eval_return_mean", "action_duration_mean_s", "safe_radius_mean", "policy_loss", "value_loss",
-           "approx_kl", "clip_fraction", "entropy", "decisions_per_s", "env_steps_per_s"]
-SCRIPT = bookkeeping.Script(__file__, make_parser, FLAGS_ADDED_LATER, "smaller steps (--learning-rate, --vf-coef)",
-                            COLUMNS, tallies=4)  # its episode's cost and decisions too
-TACOS_SCRIPT = SCRIPT._replace(columns=SCRIPT.columns + ["cost_mean", "decisions_per_episode",  # its cost too
-                                                         "eval_decisions_per_episode"])
+# ================================================================ what bookkeeping.py needs
+# the flags added after the first committed runs, with the value those runs had
+FLAGS_ADDED_LATER = {"a2c": False, "init_logstd": 0.0, "sb3_u_init": False, "switch_cost": 0.0,
+                     "min_steps": 1, "duration_map": "figar", "time_feature": False}
+COLUMNS = ["decision_steps", "env_steps", "physical_time_s", "wall_time_s", "episodes",  # its CSV
+           "return_mean", "eval_return_mean", "action_duration_mean_s", "safe_radius_mean",
+           "policy_loss", "value_loss", "approx_kl", "clip_fraction", "entropy", "decisions_per_s",
+           "env_steps_per_s"]
+SCRIPT = bookkeeping.Script(__file__, make_parser, FLAGS_ADDED_LATER,
+                            "smaller steps (--learning-rate, --vf-coef)", COLUMNS,
+                            tallies=4)  # an episode's return, reward scaling's, cost and decisions
+TACOS_SCRIPT = SCRIPT._replace(columns=SCRIPT.columns + [  # its cost too
+    "cost_mean", "decisions_per_episode", "eval_decisions_per_episode"])
 
 if __name__ == "__main__":
     bookkeeping.guard(main)

@@ -144,7 +144,7 @@ class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
         info.update(w=k, safe_radius=safe_radius, undiscounted_reward=undiscounted)
         return obs, R, terminated, truncated, info
 
-    def state(self):  # s_i, the decision's state Δ is measured from: for a checkpoint (exact resume)
+    def state(self):  # s_i, where Δ is measured from: a checkpoint keeps it (exact resume)
         return {"obs": self.obs}
 
     def restore(self, state):
@@ -355,7 +355,7 @@ def main(argv=None):
     discounts_buf = np.zeros(n, np.float32)  # γ_δ^w
     radius_buf = np.zeros(n, np.float32)  # d, or λ-SAR's u
     durations_buf = np.zeros(n, np.int64)  # w, in δ-steps
-    eval_decision_env = make_decision_env(args)  # its own env: evaluation leaves training's as it was
+    eval_decision_env = make_decision_env(args)  # its own: training's env stays as it was
 
     # lock the run folder; start the run, or resume it: weights, RNGs and the episode in progress
     run, (raw_obs, obs, episode_return, scaling_return) = bookkeeping.open_or_resume(
@@ -369,8 +369,8 @@ def main(argv=None):
         policy = policy_parameters(agent)
         vector_to_parameters(parameters_to_vector(policy), policy)
     # the budget: --total-steps decisions, or --physical-time seconds (as progress.csv rounds them)
-    while not bookkeeping.finished(args, counters["decision_steps"],
-                                   round(counters["env_steps"] * dt, 6)):
+    while (counters["decision_steps"] < args.total_steps if args.physical_time is None
+           else round(counters["env_steps"] * dt, 6) < args.physical_time - 1e-9):
         update_start = time.time()
         finished_returns = []
         # ---------------- rollout: n decision steps
@@ -672,14 +672,16 @@ def name_run(args):
         args.run_name = f"{args.env_id}__{slug}__dt{args.dt:g}{setting}__s{args.seed}"
 
 
-# ================================================================ what bookkeeping.py needs of this script
-FLAGS_ADDED_LATER = {"sb2_logstd": False}  # and the value runs before them had
-COLUMNS = ["decision_steps", "env_steps", "physical_time_s", "wall_time_s", "episodes", "return_mean",  # progress.csv
-           "eval_return_mean", "action_duration_mean_s", "safe_radius_mean", "policy_loss", "value_loss",
-           "approx_kl", "clip_fraction", "entropy", "decisions_per_s", "env_steps_per_s",
-           "step_fraction"]  # TRPO's own: the fraction of the natural step the line search kept (0: none)
-SCRIPT = bookkeeping.Script(__file__, make_parser, FLAGS_ADDED_LATER, "smaller steps (--max-kl, --vf-learning-rate)",
-                            COLUMNS)
+# ================================================================ what bookkeeping.py needs
+# the flags added after the first committed runs, with the value those runs had
+FLAGS_ADDED_LATER = {"sb2_logstd": False}
+COLUMNS = ["decision_steps", "env_steps", "physical_time_s", "wall_time_s", "episodes",  # its CSV
+           "return_mean", "eval_return_mean", "action_duration_mean_s", "safe_radius_mean",
+           "policy_loss", "value_loss", "approx_kl", "clip_fraction", "entropy", "decisions_per_s",
+           "env_steps_per_s",
+           "step_fraction"]  # TRPO's own: the fraction of the natural step its line search kept
+SCRIPT = bookkeeping.Script(__file__, make_parser, FLAGS_ADDED_LATER,
+                            "smaller steps (--max-kl, --vf-learning-rate)", COLUMNS)
 
 if __name__ == "__main__":
     bookkeeping.guard(main)
