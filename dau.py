@@ -23,7 +23,6 @@ noises/coherent.py, memory/buffer.py), its README's recipe as defaults. Where it
     python dau.py --env-id InvertedPendulum-v5 --dt lowest --physical-time 200
 """
 import glob
-import json
 import math
 import os
 import time
@@ -39,7 +38,7 @@ from bookkeeping import fail, within
 
 # ---------------------------------------------------------------- the networks
 def mlp(inputs, outputs, hidden=256):
-    """2 × 256, each hidden layer Linear → LayerNorm → ReLU, the last bias zero (models.py MLP)."""
+    """2 × 256, each hidden layer Linear → LayerNorm → ReLU, the last bias 0 (models.py MLP)."""
     last = nn.Linear(hidden, outputs)
     nn.init.zeros_(last.bias)
     return nn.Sequential(nn.Linear(inputs, hidden), nn.LayerNorm(hidden), nn.ReLU(),
@@ -64,8 +63,7 @@ class InputNormalizer(nn.Module):
         std = (self.squared_mean - self.mean ** 2).clamp(min=1e-2).sqrt()
         normalized = (obs - self.mean) / std
         if update and self.training:
-            n = len(obs)
-            total = self.count + n
+            n, total = len(obs), self.count + len(obs)
             self.mean.copy_((self.mean * self.count + n * obs.mean(0)) / total)
             squares = self.squared_mean * self.count + n * obs.square().mean(0)
             self.squared_mean.copy_(squares / total)
@@ -93,24 +91,13 @@ class Agent(nn.Module):
         return self.value(self.value_inputs(obs, update)).squeeze(1)
 
     def advantage_raw_of(self, obs, actions):  # Ā(s, a)
-        inputs = torch.cat([self.advantage_inputs(obs), actions], 1)
-        return self.advantage_raw(inputs).squeeze(1)
+        return self.advantage_raw(torch.cat([self.advantage_inputs(obs), actions], 1)).squeeze(1)
 
     def advantage(self, obs, actions, policy_actions):
-        """A(s, a) = Ā(s, a) − Ā(s, π(s)): zero at a = π(s) for any Ā, so V is the value of
-        π. One pass of Ā over both halves."""
+        """A(s, a) = Ā(s, a) − Ā(s, π(s)): zero at a = π(s) for any Ā, so V is the value of π.
+        One pass of Ā over both halves."""
         both = self.advantage_raw_of(torch.cat([obs, obs]), torch.cat([actions, policy_actions]))
         return both[:len(obs)] - both[len(obs):]
-
-
-def make_optimizers(agent, learning_rate, dt):
-    """RMSprop(lr·δ, α = 1 − δ) for V, Ā and π (optimizer.py): a step moves the networks by O(δ),
-    as a transition is O(δ) of experience; the mean square of the gradients spans about 1/δ steps,
-    one second. V and Ā step together, π after them."""
-    def rmsprop(params):
-        return torch.optim.RMSprop(params, lr=learning_rate * dt, alpha=1 - dt, foreach=True)
-    critic = [*agent.value.parameters(), *agent.advantage_raw.parameters()]
-    return rmsprop(critic), rmsprop(agent.actor.parameters())
 
 
 # ---------------------------------------------------------------- exploration and memory
@@ -139,40 +126,47 @@ class ReplayMemory:
 
     def __init__(self, capacity, num_envs, obs_dim, action_dim):
         self.capacity = capacity // num_envs * num_envs  # whole vector steps
-        widths = {"obs": obs_dim, "actions": action_dim, "next_obs": obs_dim}
-        for name in self.FIELDS:
-            shape = (self.capacity, widths[name]) if name in widths else self.capacity
-            setattr(self, name, torch.zeros(shape))
+        widths = {"obs": [obs_dim], "actions": [action_dim], "next_obs": [obs_dim]}  # else 1
+        self.data = {k: torch.zeros(self.capacity, *widths.get(k, [])) for k in self.FIELDS}
         self.size = self.cursor = 0
 
     def add(self, *transitions):
         rows = slice(self.cursor, self.cursor + len(transitions[0]))
         for name, values in zip(self.FIELDS, transitions):
-            getattr(self, name)[rows] = torch.as_tensor(values, dtype=torch.float32)
+            self.data[name][rows] = torch.as_tensor(values, dtype=torch.float32)
         self.cursor = rows.stop % self.capacity
         self.size = max(self.size, rows.stop)
 
-    def sample(self, batches, batch_size):
-        """`batches` batches of `batch_size`, drawn with replacement in one indexing per field."""
+    def sample(self, batches, batch_size):  # with replacement, one indexing per field
         index = torch.randint(self.size, (batches, batch_size))
-        return [getattr(self, name)[index] for name in self.FIELDS]
+        return [self.data[name][index] for name in self.FIELDS]
 
     def state_dict(self):  # the filled rows only (a slice alone would save the whole tensor)
-        filled = {name: getattr(self, name)[:self.size] for name in self.FIELDS}
+        filled = {name: rows[:self.size] for name, rows in self.data.items()}
         if self.size < self.capacity:
             filled = {name: rows.clone() for name, rows in filled.items()}
         return {"cursor": self.cursor, **filled}
 
     def load_state_dict(self, state):
         self.cursor, self.size = state["cursor"], len(state["rewards"])
-        for name in self.FIELDS:
-            getattr(self, name)[:self.size] = state[name]
+        for name, rows in self.data.items():
+            rows[:self.size] = state[name]
 
 
 # ---------------------------------------------------------------- the update
+def make_optimizers(agent, learning_rate, dt):
+    """RMSprop(lr·δ, α = 1 − δ) for V and Ā together, and for π (optimizer.py): a step moves the
+    networks by O(δ), as a transition is O(δ) of experience; the mean square of the gradients
+    spans about 1/δ steps, one second."""
+    def rmsprop(params):
+        return torch.optim.RMSprop(params, lr=learning_rate * dt, alpha=1 - dt, foreach=True)
+    critic = [*agent.value.parameters(), *agent.advantage_raw.parameters()]
+    return rmsprop(critic), rmsprop(agent.actor.parameters())
+
+
 def critic_loss(agent, batch, dt, gamma_dt, policy_actions):
     """mean w·(Q(s, a) − y)², Q = V(s) + δ·A(s, a), y = r + γ_δ(1 − terminated)V(s') with the
-    current V (no target network: the official τ = 0), r the δ-scaled reward (advantage.py)."""
+    current V (no target network: the official τ = 0), r δ-scaled already (advantage.py)."""
     obs, actions, rewards, next_obs, terminated, weights = batch
     # V(s') normalised with V(s)'s statistics before this batch (the official target copy's)
     with torch.no_grad():
@@ -183,7 +177,7 @@ def critic_loss(agent, batch, dt, gamma_dt, policy_actions):
 
 
 def dau_update(agent, critic_optimizer, actor_optimizer, batch, dt, gamma_dt):
-    """One gradient step of V and Ā on the TD loss, then one of π on −Ā(s, π(s)) with the new Ā
+    """A gradient step of V and Ā on the TD loss, then one of π on −Ā(s, π(s)) with the new Ā
     (offline_agent.py). Returns the two losses as tensors."""
     obs = batch[0]
     policy_actions = agent.act(obs)
@@ -205,12 +199,10 @@ def main(argv=None):
     torch.manual_seed(args.seed)  # the networks' init, the noise and the memory's draws
     train_envs = [envs.make_env(args.env_id, args.dt, args.gamma) for _ in range(args.num_envs)]
     env = train_envs[0]
-    low, high = env.action_space.low, env.action_space.high
-    if not np.isfinite([low, high]).all():
-        fail(f"--env-id: {args.env_id}'s actions are unbounded; π(s) = tanh(·) needs bounds")
+    check_task(args, env)  # bounded actions, a memory that fits: before anything is written
     dt, gamma_dt = env.dt, env.gamma_dt
     obs_dim, action_dim = env.observation_space.shape[0], env.action_space.shape[0]
-    check_memory(args, obs_dim, action_dim)
+    low, high = env.action_space.low, env.action_space.high
     scale, bias = (high - low) / 2, (high + low) / 2  # π's [-1, 1] to the env's bounds
 
     agent = Agent(obs_dim, action_dim, normalize=not args.no_input_norm)
@@ -223,37 +215,30 @@ def main(argv=None):
               "learning_rate_used": args.learning_rate * dt, "rmsprop_alpha": 1 - dt}
     # start the run, or load its checkpoint into `learner` (a finished run exits here)
     run = bookkeeping.open_run(args, argv, SCRIPT, learner, config)
-    counters = run["counters"]  # a resumed run's
+    counters = run["counters"]
     eval_env = envs.make_env(args.env_id, args.dt, args.gamma) if args.eval_every else None
-
     n = args.num_envs * args.train_every  # transitions a row
     num_rows = args.total_steps // n
     print_plan(run, args, num_rows, dt)
-    # a seed per env; on resume a MuJoCo task's envs continue as the checkpoint left them
+    # a seed per env and (re)start; on resume a MuJoCo task's envs go on as the checkpoint left them
     obs = np.stack([e.reset(seed=args.seed * args.num_envs + i + 1_000_000 * counters["row"])[0]
                     for i, e in enumerate(train_envs)])
     if "envs" in (run["state"] or {}):
         obs = restore_envs_from(run["state"]["envs"], train_envs)
-    next_obs, rewards = np.zeros_like(obs), np.zeros(args.num_envs)  # a vector step's, filled in
-    terminated, truncated = np.zeros(args.num_envs, bool), np.zeros(args.num_envs, bool)
     start = time.time() - counters["wall_time_s"]
     while counters["row"] < num_rows:
-        row_start = time.time()
-        finished = []  # the returns of the episodes that ended in this row
-        # ---------------- K vector steps, each of N envs
-        for _ in range(args.train_every):
-            with torch.inference_mode():  # no_grad without autograd's bookkeeping
+        row_start, returns = time.time(), []  # returns: of the episodes that end in this row
+        for _ in range(args.train_every):  # K vector steps, each of N envs
+            with torch.inference_mode():
                 policy_actions = agent.act(torch.as_tensor(obs, dtype=torch.float32))
                 actions = (policy_actions + exploration.noise).clamp(-1, 1)
                 exploration.step()
-            env_actions = actions.numpy() * scale + bias
-            after = obs.copy()  # what the next actions see: a reset where an episode ended
-            for i, e in enumerate(train_envs):
-                next_obs[i], rewards[i], terminated[i], truncated[i], info = e.step(env_actions[i])
-                after[i] = next_obs[i]
-                if terminated[i] or truncated[i]:
-                    finished.append(info["episode"]["r"])
-                    after[i] = e.reset()[0]
+            steps = [e.step(a) for e, a in zip(train_envs, actions.numpy() * scale + bias)]
+            next_obs, rewards, terminated, truncated = map(np.array, list(zip(*steps))[:4])
+            after = next_obs.copy()  # what the next actions see: a reset where an episode ended
+            for i in np.flatnonzero(terminated | truncated):
+                returns.append(steps[i][4]["episode"]["r"])
+                after[i] = train_envs[i].reset()[0]
             seen = ("observation", next_obs), ("reward", rewards), ("observation", after)
             for name, values in seen:
                 if not np.isfinite(values).all():  # it would reach the memory, then every network
@@ -261,40 +246,31 @@ def main(argv=None):
             cut = truncated & ~terminated  # by the time limit: weight 0, as offline_agent.py has it
             memory.add(obs, actions, rewards, next_obs, terminated, 1.0 - cut)
             obs = after
-        counters["transitions"] += n
-        counters["episodes"] += len(finished)
-        env_time = time.time() - row_start
         learn_start = time.time()
-
-        # ---------------- L gradient steps, the batches drawn at once
-        batches = memory.sample(args.gradient_steps, args.batch_size)
+        env_time = learn_start - row_start
         losses = torch.zeros(2)
-        for j in range(args.gradient_steps):
-            batch = [b[j] for b in batches]
+        for batch in zip(*memory.sample(args.gradient_steps, args.batch_size)):  # L, drawn at once
             both = dau_update(agent, critic_optimizer, actor_optimizer, batch, dt, gamma_dt)
             losses += torch.stack(both)
-        # logged as value_loss: the TD loss of Q = V + δ·A, V's and Ā's one loss
-        value_loss, policy_loss = (losses / args.gradient_steps).tolist()
-        counters["gradient_steps"] += args.gradient_steps
-        counters["row"] += 1
+        value_loss, policy_loss = (losses / args.gradient_steps).tolist()  # value: Q's TD loss
+        row_time, learn_time = time.time() - row_start, time.time() - learn_start
 
-        # ---------------- logs
-        row_time = time.time() - row_start
-        learn_time = time.time() - learn_start
+        counters["row"] += 1
+        counters["transitions"] += n
+        counters["episodes"] += len(returns)
+        counters["gradient_steps"] += args.gradient_steps
         eval_return = ""
         if args.eval_every and counters["row"] % args.eval_every == 0:
             eval_return = evaluate(args, eval_env, agent, scale, bias)
         counters["wall_time_s"] = time.time() - start
-        return_mean = ""  # no episode ended in this row
-        if finished:
-            return_mean = float(np.mean(finished))
         transitions = counters["transitions"]
-        row = {"decision_steps": transitions, "env_steps": transitions,
+        row = {**dict.fromkeys(COLUMNS, ""),  # "": the PPO scripts' columns
+               "decision_steps": transitions, "env_steps": transitions,
                "physical_time_s": round(transitions * dt, 6),
                "wall_time_s": round(counters["wall_time_s"], 3), "episodes": counters["episodes"],
-               "return_mean": return_mean, "eval_return_mean": eval_return,
-               "action_duration_mean_s": dt, "safe_radius_mean": "", "policy_loss": policy_loss,
-               "value_loss": value_loss, "approx_kl": "", "clip_fraction": "", "entropy": "",
+               "return_mean": float(np.mean(returns)) if returns else "",  # "": no episode ended
+               "eval_return_mean": eval_return, "action_duration_mean_s": dt,
+               "policy_loss": policy_loss, "value_loss": value_loss,
                "decisions_per_s": round(n / row_time, 1), "env_steps_per_s": round(n / env_time, 1),
                "gradient_steps": counters["gradient_steps"],
                "gradient_steps_per_s": round(args.gradient_steps / learn_time, 1)}
@@ -310,11 +286,10 @@ def evaluate(args, env, agent, scale, bias):
     with torch.inference_mode():
         for episode in range(args.eval_episodes):
             obs, _ = env.reset(seed=args.seed + 10_000 + episode)
-            done = False
-            while not done:
+            terminated = truncated = False
+            while not (terminated or truncated):
                 action = agent.act(torch.as_tensor(obs, dtype=torch.float32)[None])[0].numpy()
                 obs, _, terminated, truncated, info = env.step(action * scale + bias)
-                done = terminated or truncated
             returns.append(info["episode"]["r"])
     agent.train()
     return float(np.mean(returns))
@@ -324,28 +299,21 @@ def evaluate(args, env, agent, scale, bias):
 def make_parser():
     p = bookkeeping.parser(__doc__)
     envs.add_flags(p, stochastic=False)  # --env-id, --dt
-    p.add_argument("--seed", type=bookkeeping.SEED, default=1, help="seeds torch and the envs")
-    p.add_argument("--physical-time", type=within(float, 0, 10 ** 9, open_low=True),
-                   help="seconds of experience summed over the envs; default 10^6·δ0 (Fig. 4)")
-    # the official README's recipe
-    p.add_argument("--num-envs", type=within(int, 1, 4096), default=256,
-                   help="N, envs stepped together")
-    p.add_argument("--train-every", type=within(int, 1, 10 ** 6), default=10,
-                   help="K, vector steps between learning")
-    p.add_argument("--gradient-steps", type=within(int, 1, 10 ** 6), default=50,
-                   help="L, gradient steps each time")
-    p.add_argument("--batch-size", type=within(int, 1, 2 ** 20), default=256,
-                   help="transitions per gradient step")
-    p.add_argument("--buffer-size", type=within(int, 1, 10 ** 9), default=1_000_000,
-                   help="replay memory, transitions")
-    p.add_argument("--learning-rate", type=within(float, 0, 10 ** 6, open_low=True), default=0.1,
-                   help="RMSprop's step size per second: lr·δ per step")
-    p.add_argument("--gamma", type=within(float, 0, 1, open_low=True), default=0.99,
-                   help="discount per δ0")
-    p.add_argument("--ou-theta", type=within(float, 0, 10 ** 6, open_low=True), default=7.5,
-                   help="OU stiffness θ (1/s)")
-    p.add_argument("--ou-sigma", type=within(float, 0, 10 ** 6), default=1.5,
-                   help="OU scale σ (actions in [-1, 1])")
+    positive = within(float, 0, 10 ** 6, open_low=True)
+    for flag, kind, default, text in [  # from --num-envs on, the official README's recipe
+            ("--seed", bookkeeping.SEED, 1, "seeds torch and the envs"),
+            ("--physical-time", within(float, 0, 10 ** 9, open_low=True), None,
+             "seconds of experience summed over the envs; default 10^6·δ0 (Fig. 4)"),
+            ("--num-envs", within(int, 1, 4096), 256, "N, envs stepped together"),
+            ("--train-every", within(int, 1, 10 ** 6), 10, "K, vector steps between learning"),
+            ("--gradient-steps", within(int, 1, 10 ** 6), 50, "L, gradient steps each time"),
+            ("--batch-size", within(int, 1, 2 ** 20), 256, "transitions per gradient step"),
+            ("--buffer-size", within(int, 1, 10 ** 9), 1_000_000, "replay memory, transitions"),
+            ("--learning-rate", positive, 0.1, "RMSprop's step size per second: lr·δ per step"),
+            ("--gamma", within(float, 0, 1, open_low=True), 0.99, "discount per δ0"),
+            ("--ou-theta", positive, 7.5, "OU stiffness θ (1/s)"),
+            ("--ou-sigma", within(float, 0, 10 ** 6), 1.5, "OU scale σ (actions in [-1, 1])")]:
+        p.add_argument(flag, type=kind, default=default, help=text)
     p.add_argument("--no-input-norm", action="store_true",
                    help="turns off the input normalisation (the recipe's --normalize_state)")
     # a row: K vector steps, then L gradient steps; a checkpoint holds the replay memory
@@ -360,7 +328,7 @@ def parse_args(argv=None):
     args = make_parser().parse_args(argv)
     check_args(args)
     name_run(args)
-    if bookkeeping.take_run_flags(args, argv, SCRIPT):  # --resume: each flag not given is the run's own
+    if bookkeeping.take_run_flags(args, argv, SCRIPT):  # --resume: each flag not given, the run's
         check_args(args)  # the run's own flags, checked and in transitions again
     return args
 
@@ -386,9 +354,12 @@ def check_args(args):
     args.total_steps = rows * per_row
 
 
-def check_memory(args, obs_dim, action_dim):
-    """The replay memory, its copy in a checkpoint being written and the L batches drawn at once
-    (float32s) within this machine's memory; else one line, before anything is written."""
+def check_task(args, env):
+    """What the flags ask of the task: bounded actions; the replay memory, its copy in a checkpoint
+    being written and the L batches drawn at once (float32s) within this machine's memory."""
+    if not np.isfinite([env.action_space.low, env.action_space.high]).all():
+        fail(f"--env-id: {args.env_id}'s actions are unbounded; π(s) = tanh(·) needs bounds")
+    obs_dim, action_dim = env.observation_space.shape[0], env.action_space.shape[0]
     needed = 4 * (2 * obs_dim + action_dim + 3) * (
         3 * args.buffer_size + args.gradient_steps * args.batch_size)
     ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
@@ -399,40 +370,32 @@ def check_memory(args, obs_dim, action_dim):
 
 
 # ================================================================ the run's name, --resume
-def default_name(args, budget):
-    """<env>__dau-norm__dt<δ><budget>__s<seed>, no normalisation __dau__; budget __T<seconds>."""
-    slug = "dau" if args.no_input_norm else "dau-norm"
-    return f"{args.env_id}__{slug}__dt{args.dt:g}{budget}__s{args.seed}"
-
-
-def made_with(args, name):
-    """The flags of the run <log-dir>/<name> (its config.json), or {} if there is none."""
-    try:
-        with open(os.path.join(args.log_dir, name, "config.json")) as f:
-            made = json.load(f)
-    except (OSError, ValueError):
-        return {}
-    return made if isinstance(made, dict) else {}
-
-
 def name_run(args):
-    """The method's name, and the run's: by default named for its budget. The 108 committed runs
-    of Fig. 4 (benchmark/fig4_dau.sh, fig4_dau_norm.sh) were named before names carried it: a run
-    of that old name made with this budget is the run these flags name."""
+    """The method's name, and the run's: <env>__dau-norm__dt<δ>__T<seconds>__s<seed>, without
+    normalisation __dau__. The 108 committed runs of Fig. 4 (benchmark/fig4_dau.sh,
+    fig4_dau_norm.sh) were named before names carried the budget: a run of that old name made
+    with this budget is the run these flags name."""
     args.method = "DAU (no normalisation)" if args.no_input_norm else "DAU"
     if args.run_name:
         return
-    args.run_name = default_name(args, f"__T{args.physical_time:g}")
-    old = default_name(args, "")
+    slug = "dau" if args.no_input_norm else "dau-norm"
+
+    def named(budget):
+        return f"{args.env_id}__{slug}__dt{args.dt:g}{budget}__s{args.seed}"
+
+    def made_with(name):  # the flags of the run <log-dir>/<name> (its config.json), or {}
+        return bookkeeping.read_config(os.path.join(args.log_dir, name)) or {}
+
+    args.run_name, old = named(f"__T{args.physical_time:g}"), named("")
     new_exists = os.path.exists(os.path.join(args.log_dir, args.run_name))
-    if not new_exists and made_with(args, old).get("physical_time") == args.physical_time:
+    if not new_exists and made_with(old).get("physical_time") == args.physical_time:
         args.run_name = old
-    if not args.resume or made_with(args, args.run_name):
+    if not args.resume or made_with(args.run_name):
         return
     # --resume and no run of this budget: a run of another budget is not passed over in silence
-    others = glob.glob(os.path.join(glob.escape(args.log_dir), default_name(args, "__T*")))
+    others = glob.glob(os.path.join(glob.escape(args.log_dir), named("__T*")))
     for other in sorted(os.path.basename(f) for f in others) + [old]:
-        seconds = made_with(args, other).get("physical_time")
+        seconds = made_with(other).get("physical_time")
         if seconds is not None:
             fail(f"--resume: no run in {os.path.join(args.log_dir, args.run_name)} to continue; "
                  f"{other} is this run with --physical-time {seconds:g}: to extend it, rename "
@@ -441,12 +404,10 @@ def name_run(args):
 
 # ================================================================ what it says; its envs
 def print_plan(run, args, num_rows, dt):
-    """The first line: the folder, the method and its rows."""
-    rounded = ""
-    if not math.isclose(args.total_steps * dt, args.physical_time):
-        rounded = f" (--physical-time {args.physical_time:g} s rounded up to " \
-                  f"{args.total_steps * dt:g} s)"
-    rows = "1 row" if num_rows == 1 else f"{num_rows} rows"
+    """The first line: the folder, the method and its rows (--physical-time in whole rows)."""
+    rows, seconds = f"{num_rows} row{'s' * (num_rows != 1)}", args.total_steps * dt
+    rounded = "" if math.isclose(seconds, args.physical_time) else \
+        f" (--physical-time {args.physical_time:g} s rounded up to {seconds:g} s)"
     print(f"{run['dir']}: {args.method}, {rows} of {args.train_every} steps of {args.num_envs} "
           f"envs and {args.gradient_steps} gradient steps{rounded}", flush=True)
     # the last line's time and row; this session's first row; the last training return shown
@@ -455,30 +416,26 @@ def print_plan(run, args, num_rows, dt):
 
 
 def print_row(run, row, num_rows):
-    """A row's line every 10 s, at this session's first and the last row and at each evaluation:
-    how far, the last training return (the envs' episodes end together, so most rows end none),
-    the evaluation, the speeds, the time left at the pace since the last line."""
-    done = run["counters"]["row"]
+    """A row's line every 10 s, at this session's first and last row and at each evaluation, with
+    the last training return (the envs' episodes end together: most rows end none)."""
+    done, (shown_at, shown_row) = run["counters"]["row"], run["shown"]
     if row["return_mean"] != "":
         run["last_return"] = f"return {row['return_mean']:.1f} (row {done})"
-    due = time.time() - run["shown"][0] >= 10 or done in (run["first_row"], num_rows)
-    if not due and row["eval_return_mean"] == "":
-        return
-    pace = (time.time() - run["shown"][0]) / max(1, done - run["shown"][1])  # seconds a row
-    evaluated = ""
-    if row["eval_return_mean"] != "":
-        evaluated = f" | evaluation {row['eval_return_mean']:.1f}"
-    print(f"row {done}/{num_rows} | transitions {row['decision_steps']:,} | "
-          f"physical {row['physical_time_s']:.0f}s | {run['last_return']}{evaluated} | "
-          f"value loss {row['value_loss']:.3g} | {row['decisions_per_s']:.0f} transitions/s | "
-          f"{row['gradient_steps_per_s']:.0f} gradient steps/s | "
-          f"left {(num_rows - done) * pace / 60:.1f} min", flush=True)
-    run["shown"] = (time.time(), done)
+    evaluation = row["eval_return_mean"]
+    evaluated = "" if evaluation == "" else f" | evaluation {evaluation:.1f}"
+    if evaluated or time.time() - shown_at >= 10 or done in (run["first_row"], num_rows):
+        pace = (time.time() - shown_at) / max(1, done - shown_row)  # seconds a row, since the last
+        print(f"row {done}/{num_rows} | transitions {row['decision_steps']:,} | "
+              f"physical {row['physical_time_s']:.0f}s | {run['last_return']}{evaluated} | "
+              f"value loss {row['value_loss']:.3g} | {row['decisions_per_s']:.0f} transitions/s | "
+              f"{row['gradient_steps_per_s']:.0f} gradient steps/s | "
+              f"left {(num_rows - done) * pace / 60:.1f} min", flush=True)
+        run["shown"] = (time.time(), done)
 
 
 def envs_now(train_envs, obs):
-    """For the checkpoint: each env where its next step starts, and the observations the next
-    actions see; none for a task that is not MuJoCo (it starts afresh on resume)."""
+    """For a checkpoint: each env where its next step starts, and the obs the next actions see;
+    none for a task that is not MuJoCo (it starts afresh on resume)."""
     if not all(bookkeeping.is_mujoco(env) for env in train_envs):
         return {}
     saved = [bookkeeping.env_state(env) for env in train_envs]
@@ -494,13 +451,13 @@ def restore_envs_from(saved, train_envs):
 
 # ================================================================ what bookkeeping.py needs of it
 FLAGS_ADDED_LATER = {"no_input_norm": True}  # the runs made before it had no normalisation
+COLUMNS = ["decision_steps", "env_steps", "physical_time_s", "wall_time_s", "episodes",
+           "return_mean", "eval_return_mean", "action_duration_mean_s", "safe_radius_mean",
+           "policy_loss", "value_loss", "approx_kl", "clip_fraction", "entropy",  # the PPO scripts'
+           "decisions_per_s", "env_steps_per_s", "gradient_steps", "gradient_steps_per_s"]
 COUNTERS = ("row", "transitions", "gradient_steps", "episodes", "wall_time_s")  # a new run's: 0
 SCRIPT = bookkeeping.Script(
-    __file__, make_parser, FLAGS_ADDED_LATER, "a smaller --learning-rate",
-    columns=["decision_steps", "env_steps", "physical_time_s", "wall_time_s", "episodes", "return_mean",
-             "eval_return_mean", "action_duration_mean_s", "safe_radius_mean", "policy_loss", "value_loss",
-             "approx_kl", "clip_fraction", "entropy", "decisions_per_s", "env_steps_per_s",  # the PPO scripts'
-             "gradient_steps", "gradient_steps_per_s"],
+    __file__, make_parser, FLAGS_ADDED_LATER, "a smaller --learning-rate", COLUMNS,
     resumable=bookkeeping.RESUMABLE - {"threads"},  # not --threads: it changes the numbers
     unit="transitions", counters=COUNTERS)
 
