@@ -263,7 +263,7 @@ def trpo_update(agent, optimizer, batch, args, rng):
 def make_decision_env(args):
     """The environment of one decision: the δ-env, then the repetition, then the perturbation
     outside it (one draw per decision, Sec. 5.2). Returns (env, the repetition wrapper)."""
-    # the δ-env (App. J.2): γ_δ = γ^(δ/δ0), rewards r·δ/δ0, the time limit in seconds
+    # the δ-env: γ_δ = γ^(δ/δ0), the time limit in seconds (App. J.2), rewards r·δ/δ0 (eq. 2)
     env = envs.make_env(args.env_id, args.dt, args.gamma)
     if args.hold_penalty:
         # App. H: counts holding time at δ-level, inside the repetition

@@ -31,8 +31,9 @@ MAX_D = {"l1": 0.5, "l2": 1.0}  # d_max of Δ's l1 norm (App. J.3) and of its l2
 class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
     """Safe action repetition (Sec. 4.3): one `step` is one decision, [a, u_raw] with u =
     (u_raw + 1)/2 ∈ [0, 1]. `a` is repeated every δ until the episode ends, k·δ ≥ max_t, or the
-    state leaves the safe region: Δ(s, s_i) ≥ d = u·max_d (eq. 6); λ-SAR (lambda_dt = λ):
-    λ·Δ/max_d + (1 − λ)·k·δ/max_t ≥ u (eq. 8). repeat=False: the plain learner, one δ-step.
+    state leaves the safe region Δ(s, s_i) ≤ d = u·max_d (eq. 6; a tie ends it too). λ-SAR
+    (lambda_dt = λ) stops at λ·Δ/max_d + (1 − λ)·k·δ/max_t ≥ u (eq. 8). repeat=False: the plain
+    learner, one δ-step.
 
     Δ(s, s_i) = ||ñ(s) − ñ(s_i)||_1 / n over the n dims `delta_dims` (all by default; l2:
     ||·||_2 / √n), ñ(s) = (s − mean)/(std + 1e-3) by running statistics of the δ-level states
@@ -61,6 +62,7 @@ class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self.lambda_dt = lambda_dt
         self.norm = norm
         self.repeat = repeat
+        self.delta_dims = delta_dims
         self.delta_mask = np.isin(np.arange(dim), dims)
         self.delta_divisor = len(dims)  # Δ's n (l2: √n)
         if norm == "l2":
@@ -260,7 +262,7 @@ def ppo_update(agent, optimizer, batch, args, rng):
 def make_decision_env(args):
     """The environment of one decision: the δ-env, then the repetition, then the perturbation
     outside it (one draw per decision, Sec. 5.2). Returns (env, the repetition wrapper)."""
-    # the δ-env (App. J.2): γ_δ = γ^(δ/δ0), rewards r·δ/δ0, the time limit in seconds
+    # the δ-env: γ_δ = γ^(δ/δ0), the time limit in seconds (App. J.2), rewards r·δ/δ0 (eq. 2)
     env = envs.make_env(args.env_id, args.dt, args.gamma)
     if args.hold_penalty:
         # App. H: counts holding time at δ-level, inside the repetition
@@ -605,6 +607,8 @@ def check_args(args, given):
              f"{batches} leave a last one of one decision, whose advantages have no std"),
             ("--sb3-u-init", not args.sb3_u_init or args.a2c and not args.no_repeat,
              "is SAR-A2C's and FiGAR-C-A2C's: it needs --a2c and a repetition"),
+            ("--lambda-dt", args.lambda_dt is None or args.max_t < math.inf,
+             "needs a finite --max-t: eq. 8's time term k·δ/t_max would be 0, leaving plain SAR"),
             ("--lambda-dt", not (args.no_repeat and args.lambda_dt is not None),
              "has no meaning with --no-repeat"),
             ("--max-d/--max-t/--norm", not args.no_repeat or sar_default,

@@ -78,6 +78,7 @@ BAD_FLAGS = [
     (["--noise-std", "-1"], "--noise-std"), (["--lambda-dt", "1.5"], "--lambda-dt"),
     (["--lambda-dt", "-0.5"], "--lambda-dt"), (["--total-steps", "0"], "--total-steps"),
     (["--no-such-flag"], "--no-such-flag"), (["--num-steps", "129", "--minibatch-size", "64"], "--minibatch-size"),
+    (["--lambda-dt", "0.5", "--max-t", "inf"], "--lambda-dt"),  # eq. 8's time term would vanish
 ]
 
 
