@@ -502,7 +502,8 @@ def main(argv=None):
 
 
 def evaluate(args, decision_env, agent, obs_rms, repetition_stats):
-    """Mean return of deterministic (mean-action) episodes, with every running statistic frozen."""
+    """Mean return of deterministic (mean-action) episodes in the run's own setting (its noise,
+    its hold penalty), with every running statistic frozen."""
     env, repetition = decision_env
     low, high = env.action_space.low, env.action_space.high
     repetition.obs_stats = repetition_stats

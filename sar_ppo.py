@@ -219,7 +219,8 @@ def ppo_update(agent, optimizer, batch, args, rng):
     code, unlike CleanRL: no ½ in the value loss, no value clipping, a constant learning rate.
     With --a2c it is A2C (Huang et al., 2022): one pass, one minibatch, raw advantages; the ratio
     is 1, so the gradient is −A·∇log π. `batch`: float32 arrays (obs, actions, log-probs,
-    advantages, returns). Returns the update's logged means."""
+    advantages, returns). Returns the update's logged means, over every minibatch (CleanRL's: the
+    last)."""
     b_obs, b_actions, b_logprobs, b_advantages, b_returns = map(torch.as_tensor, batch)
     n = len(b_obs)
     names = ("policy_loss", "value_loss", "approx_kl", "clip_fraction", "entropy")
@@ -410,7 +411,8 @@ def main(argv=None):
 
 
 def evaluate(args, decision_env, agent, obs_rms, repetition_stats):
-    """Mean return of deterministic (mean-action) episodes, with every running statistic frozen."""
+    """Mean return of deterministic (mean-action) episodes in the run's own setting (its noise,
+    its hold penalty), with every running statistic frozen."""
     env, repetition = decision_env
     low, high = env.action_space.low, env.action_space.high
     repetition.obs_stats = repetition_stats
