@@ -174,7 +174,8 @@ def ppo_update(agent, optimizer, batch, args, rng):
     code, unlike CleanRL: no ½ in the value loss, no value clipping, a constant learning rate.
     With --a2c it is A2C (Huang et al., 2022): one pass, one minibatch, raw advantages; the ratio
     is 1, so the gradient is −A·∇log π. `batch`: float32 arrays (obs, actions, log-probs,
-    advantages, returns). Returns the update's logged means."""
+    advantages, returns). Returns the update's logged means, over every minibatch (CleanRL's: the
+    last)."""
     b_obs, b_actions, b_logprobs, b_advantages, b_returns = map(torch.as_tensor, batch)
     n = len(b_obs)
     names = ("policy_loss", "value_loss", "approx_kl", "clip_fraction", "entropy")

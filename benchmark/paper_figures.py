@@ -731,17 +731,19 @@ def invariance_cell(lowest, largest):
 def ratios(groups, score=final_return):
     """Markdown, SAR on three learners: per task (deterministic setting), each method's mean final return at the
     task's smallest δ over that at its largest, and the one rule's verdict; – where a δ is missing, and no ratio
-    where the largest δ's mean is not above 0 (Reacher's and Ant's negative returns). DAU is read by its
-    evaluations, as Fig. 4 reads it, unless a --window score is given."""
+    where the largest δ's mean is not above 0 (Reacher's and Ant's negative returns); no row for a task with one δ
+    (a grid in flight). DAU is read by its evaluations, as Fig. 4 reads it, unless a --window score is given."""
     keys = [k for k in groups if k[1] == "deterministic"]
     methods = ordered({k[2] for k in keys}, METHODS)
     lines = ["| task | δ_lowest / δ0 (ms) | " + " | ".join(methods) + " |", "|---|---|" + "---|" * len(methods)]
     for env_id in ordered({k[0] for k in keys}, TASKS):
         dts = sorted({k[3] for k in keys if k[0] == env_id})
+        if len(dts) < 2:
+            continue
         cells = []
         for method in methods:
             low, high = (groups.get((env_id, "deterministic", method, dt)) for dt in (dts[0], dts[-1]))
-            if len(dts) < 2 or not low or not high:
+            if not low or not high:
                 cells.append("–")
                 continue
             read = score

@@ -212,6 +212,9 @@ def test_plot_ratios_give_each_method_its_lowest_over_largest_dt_return_and_the_
     row = capsys.readouterr().out.splitlines()[2]
     # FiGAR-C-TRPO's 0.57, invariant: 400 inside 700 ± 2541
     assert row == "| InvertedPendulum-v5 | 2 / 40 | 0.99, unclear | 0.57, invariant | 0.08, not |"
+    fake_run(tmp_path, "SAR-TRPO0.008_0", 2000.0, method="SAR-TRPO", env_id="Hopper-v5", dt=0.008)
+    assert paper_figures.main([str(tmp_path), "--ratios"]) == 0  # Hopper at one δ only: no row, no "8 / 8"
+    assert [line.split(" | ")[0] for line in capsys.readouterr().out.splitlines()[2:]] == ["| InvertedPendulum-v5"]
     assert paper_figures.invariance_verdict([1000.0, 999.9999999999], [1000.0000000001, 1000.0]) == "invariant"
     # every seed 1000 up to float noise (DAU's evaluations on InvertedPendulum): no δ_lowest seed is below
     assert paper_figures.invariance_verdict([999.9999999996382] * 3, [1000.0] * 3) == "invariant"
