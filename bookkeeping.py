@@ -183,10 +183,9 @@ def evaluation_due(args, counters, steps, dt):
 
 
 # ---------------------------------------------------------------- an update-based script's run
-def open_or_resume(args, argv, script, learner, config, rng, env):
-    """Lock the run folder, start the run or resume it (`open_run`), say its plan; return (run, the episode the
-    first update steps on: raw_obs, obs, `script.tallies` sums). A MuJoCo task resumes in its checkpoint's episode;
-    else, or on a new run, an episode starts: its obs is None, for the script to make (and feed its statistics)."""
+def open_or_resume(args, argv, script, learner, config, rng):
+    """Lock the run folder, start the run or load its checkpoint into `learner` (`open_run`: a finished run exits
+    here), say its plan; return the run."""
     run = open_run(args, argv, script, learner, config, rng)
     run["start"] = time.time() - run["counters"]["wall_time_s"]  # the run's clock, across its sessions
     update = run["counters"]["update"]
@@ -198,22 +197,25 @@ def open_or_resume(args, argv, script, learner, config, rng, env):
         if args.total_steps % args.num_steps:
             plan += f" (--total-steps {args.total_steps:,} rounded up to {updates * args.num_steps:,})"
     print(f"{run['dir']}: {args.method}, {plan}", flush=True)
-    # a seed per (re)start: a resumed run's fresh episode is not its first one again
-    seed = args.seed + 1_000 * update
-    raw_obs, _ = env.reset(seed=seed)
+    if update and "episode" not in (run["state"] or {}):
+        print(f"note: {args.env_id} is not a MuJoCo task, whose episode a checkpoint keeps: update {update + 1} "
+              "starts a fresh episode, so the rows differ from an uninterrupted run's")
+    return run
+
+
+def resumed_episode(run, env):
+    """A run resumed mid-episode (a MuJoCo task's checkpoint keeps it): `env` (just reset) set back to where the
+    next decision starts, the learner's running statistics as saved (the reset fed them), and the episode's
+    (raw_obs, obs, `script.tallies` sums); None if there is none to go on with."""
     saved = (run["state"] or {}).get("episode")
     if saved is None:
-        if update:
-            print(f"note: {args.env_id} is not a MuJoCo task, whose episode a checkpoint keeps: update "
-                  f"{update + 1} starts a fresh episode (seed {seed}), so the rows differ from an "
-                  "uninterrupted run's")
-        return run, (raw_obs, None, *[0.0] * script.tallies)
+        return None
     restore_env(env, saved)
-    for name, part in learner.items():  # as saved: the reset above just fed them
+    for name, part in run["learner"].items():
         if isinstance(part, RunningMeanStd):
             load_stats(part, run["state"][name])
-    tallies = saved["returns"] + [0.0] * (script.tallies - len(saved["returns"]))  # 0: one it predates
-    return run, (saved["raw_obs"].numpy(), saved["obs"].numpy(), *tallies)
+    tallies = saved["returns"] + [0.0] * (run["script"].tallies - len(saved["returns"]))  # 0: one it predates
+    return (saved["raw_obs"].numpy(), saved["obs"].numpy(), *tallies)
 
 
 def log_and_checkpoint(run, args, row, said, env, episode):

@@ -359,12 +359,16 @@ def main(argv=None):
     durations_buf = np.zeros(n, np.int64)  # w, in δ-steps
     eval_decision_env = make_decision_env(args)  # its own: training's env stays as it was
 
-    # lock the run folder; start the run, or resume it: weights, RNGs and the episode in progress
-    run, (raw_obs, obs, episode_return, scaling_return) = bookkeeping.open_or_resume(
-        args, argv, SCRIPT, learner, config, rng, env)
-    if obs is None:  # a new episode: its first observation feeds the input statistics
-        obs = normalize(raw_obs, obs_rms, args.norm_obs, update=True)
+    # lock the run folder; start the run, or load its checkpoint (a finished run exits here)
+    run = bookkeeping.open_or_resume(args, argv, SCRIPT, learner, config, rng)
     counters = run["counters"]  # a resumed run's
+    # a seed per (re)start: a resumed run's fresh episode is not its first one again
+    raw_obs, _ = env.reset(seed=args.seed + 1_000 * counters["update"])
+    episode = bookkeeping.resumed_episode(run, env)  # a MuJoCo run goes on in its saved episode
+    if episode is None:  # a new episode: its first observation feeds the input statistics
+        obs = normalize(raw_obs, obs_rms, args.norm_obs, update=True)
+        episode = (raw_obs, obs, 0.0, 0.0)
+    raw_obs, obs, episode_return, scaling_return = episode
     # resumed after an update: π's parameters become views into one vector, as trpo_update leaves
     # them, so that every product rounds as it did before
     if counters["update"]:
