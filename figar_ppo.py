@@ -114,9 +114,9 @@ def layer_init(layer, std=np.sqrt(2), bias_const=0.0):
 
 class Agent(nn.Module):
     """Separate actor and critic MLPs, 2×256 ReLU (App. J.3). Gaussian policy: one linear head of
-    means; log σ a parameter for the K task dims and, for the repetition dim u (if `repeat`), a
-    linear head of the state. `sb3_u_init`: that head at PyTorch's default init, as in the
-    authors' A2C."""
+    means; log σ a parameter for the env's K action dims and, for the repetition's u_raw (the
+    last dim, if `repeat`), a linear head of the state. `sb3_u_init`: that head at PyTorch's
+    default init, as in the authors' A2C."""
 
     def __init__(self, obs_dim, num_actions, repeat, init_logstd=0.0, sb3_u_init=False):
         super().__init__()
@@ -147,7 +147,8 @@ class Agent(nn.Module):
 
 def normalize(x, stats, norm_obs, update=False, clip=10.0):
     """x as float32; if `norm_obs`, normalised by the running mean and std `stats` and clipped to
-    ±10 (SB3's VecNormalize), after x joins the statistics if `update`."""
+    ±10 (SB3's VecNormalize), after x joins the statistics if `update`. By hand, not gymnasium's
+    NormalizeObservation: the statistics are the learner's, checkpointed, frozen in evaluation."""
     if not norm_obs:
         return np.asarray(x, dtype=np.float32)
     if update:
@@ -250,16 +251,18 @@ def main(argv=None):
     if args.scale_lr:  # PPO (scaled), App. F.2
         learning_rate = args.learning_rate * (dt / dt0)
 
+    # the env's K action dims (the repetition's action space adds u_raw ∈ [-1, 1])
     agent = Agent(obs_dim, env.unwrapped.action_space.shape[0], repeat=True,
                   init_logstd=args.init_logstd, sb3_u_init=args.sb3_u_init)
-    # fused: one kernel for all parameters instead of ~10 small ops per tensor
-    optimizer = torch.optim.Adam(agent.parameters(), lr=learning_rate, eps=args.adam_eps,
-                                 fused=True)
     if args.a2c:  # RMSprop (Table 4)
         optimizer = torch.optim.RMSprop(agent.parameters(), lr=learning_rate, alpha=0.99,
                                         eps=args.adam_eps)
-    obs_rms = RunningMeanStd(shape=(obs_dim,))  # network inputs
+    else:  # fused: one kernel for all parameters instead of ~10 small ops per tensor
+        optimizer = torch.optim.Adam(agent.parameters(), lr=learning_rate, eps=args.adam_eps,
+                                     fused=True)
+    obs_rms = RunningMeanStd(shape=(obs_dim,))  # network inputs, by decision (Δ's are δ-level)
     ret_rms = RunningMeanStd(shape=())  # discounted return, for reward scaling
+    # what a checkpoint saves, loaded back in place on --resume
     learner = {"agent": agent, "optimizer": optimizer, "obs_rms": obs_rms, "ret_rms": ret_rms}
     config = {**vars(args), "dt": dt, "dt0": dt0, "gamma_dt": gamma_dt,
               "learning_rate_used": learning_rate}
@@ -277,9 +280,10 @@ def main(argv=None):
     truncated_buf = np.zeros(n, np.float32)
     discounts_buf = np.zeros(n, np.float32)  # γ_δ^w
     durations_buf = np.zeros(n, np.int64)  # w, in δ-steps
-    eval_decision_env = make_decision_env(args)  # its own: training's env stays as it was
+    eval_decision_env = make_decision_env(args)  # (env, repetition) of its own: training's stay
 
-    # lock the run folder; start the run, or load its checkpoint (a finished run exits here)
+    # lock the run folder; start the run, or load its checkpoint (a finished run exits here);
+    # SCRIPT (at the file's end): this file's name, flags and progress.csv columns
     run = bookkeeping.open_or_resume(args, argv, script, learner, config, rng)
     counters = run["counters"]  # a resumed run's
     # a seed per (re)start: a resumed run's fresh episode is not its first one again
@@ -323,7 +327,7 @@ def main(argv=None):
             rewards_buf[step] = R
             terminated_buf[step] = terminated
             truncated_buf[step] = truncated
-            episode_return += info["undiscounted_reward"]
+            episode_return += info["undiscounted_reward"]  # in δ0's units: DtEnv's r·δ/δ0
             if terminated or truncated:
                 if truncated and not terminated:
                     final_obs_buf[step] = normalize(raw_obs, obs_rms, args.norm_obs)
@@ -366,6 +370,7 @@ def main(argv=None):
         update_time = time.time() - update_start
         eval_return = None  # None: a blank in progress.csv
         eval_decisions = None
+        # every --eval-every updates, or --eval-every-s seconds of physical time
         if bookkeeping.evaluation_due(args, counters, steps, dt):
             eval_return, eval_decisions = evaluate(args, eval_decision_env, agent, obs_rms)
         row = {"return_mean": None, "eval_return_mean": eval_return,
@@ -501,9 +506,9 @@ def make_parser():
     p.add_argument("--scale-lr", action="store_true", help="lr·δ/δ0, PPO (scaled) of App. F.2")
     # PPO (App. J.3, Table 2), and A2C as its special case (Table 4)
     p.add_argument("--learning-rate", type=within(float, 0, 1, open_low=True), default=1e-4,
-                   help="Adam's step size")
+                   help="the optimiser's step size (Adam; RMSprop with --a2c)")
     p.add_argument("--adam-eps", type=within(float, 1e-12, 1), default=1e-5,
-                   help="Adam's epsilon")
+                   help="the optimiser's epsilon")
     p.add_argument("--a2c", action="store_true",
                    help="A2C: its preset (below), and raw advantages")
     p.add_argument("--num-steps", type=within(int, 2, 2 ** 20), default=2048,

@@ -152,7 +152,8 @@ class Agent(nn.Module):
 
 def normalize(x, stats, norm_obs, update=False, clip=10.0):
     """x as float32; if `norm_obs`, normalised by the running mean and std `stats` and clipped to
-    ±10 (SB3's VecNormalize), after x joins the statistics if `update`."""
+    ±10 (SB3's VecNormalize), after x joins the statistics if `update`. By hand, not gymnasium's
+    NormalizeObservation: the statistics are the learner's, checkpointed, frozen in evaluation."""
     if not norm_obs:
         return np.asarray(x, dtype=np.float32)
     if update:
@@ -288,13 +289,15 @@ def main(argv=None):
     obs_dim = env.observation_space.shape[0]
     action_low, action_high = env.action_space.low, env.action_space.high
 
+    # the env's K action dims (the repetition's action space adds u_raw ∈ [-1, 1])
     agent = Agent(obs_dim, env.unwrapped.action_space.shape[0], repeat=True,
                   sb2_logstd=args.sb2_logstd)
     # the critic's own Adam (fused: one kernel for all parameters); π takes TRPO's step
     optimizer = torch.optim.Adam(agent.critic.parameters(), lr=args.vf_learning_rate,
                                  eps=args.adam_eps, fused=True)
-    obs_rms = RunningMeanStd(shape=(obs_dim,))  # network inputs
+    obs_rms = RunningMeanStd(shape=(obs_dim,))  # network inputs, by decision (Δ's are δ-level)
     ret_rms = RunningMeanStd(shape=())  # discounted return, for reward scaling
+    # what a checkpoint saves, loaded back in place on --resume
     learner = {"agent": agent, "optimizer": optimizer, "obs_rms": obs_rms, "ret_rms": ret_rms}
     config = {**vars(args), "dt": dt, "dt0": dt0, "gamma_dt": gamma_dt}
     # Rollout storage (decision level)
@@ -308,9 +311,10 @@ def main(argv=None):
     truncated_buf = np.zeros(n, np.float32)
     discounts_buf = np.zeros(n, np.float32)  # γ_δ^w
     durations_buf = np.zeros(n, np.int64)  # w, in δ-steps
-    eval_decision_env = make_decision_env(args)  # its own: training's env stays as it was
+    eval_decision_env = make_decision_env(args)  # (env, repetition) of its own: training's stay
 
-    # lock the run folder; start the run, or load its checkpoint (a finished run exits here)
+    # lock the run folder; start the run, or load its checkpoint (a finished run exits here);
+    # SCRIPT (at the file's end): this file's name, flags and progress.csv columns
     run = bookkeeping.open_or_resume(args, argv, SCRIPT, learner, config, rng)
     counters = run["counters"]  # a resumed run's
     # a seed per (re)start: a resumed run's fresh episode is not its first one again
@@ -353,7 +357,7 @@ def main(argv=None):
             rewards_buf[step] = R
             terminated_buf[step] = terminated
             truncated_buf[step] = truncated
-            episode_return += info["undiscounted_reward"]
+            episode_return += info["undiscounted_reward"]  # in δ0's units: DtEnv's r·δ/δ0
             if terminated or truncated:
                 if truncated and not terminated:
                     final_obs_buf[step] = normalize(raw_obs, obs_rms, args.norm_obs)
@@ -389,6 +393,7 @@ def main(argv=None):
         # ---------------- logs: the update's row (bookkeeping adds the counters and the clock)
         update_time = time.time() - update_start
         eval_return = None  # None: a blank in progress.csv
+        # every --eval-every updates, or --eval-every-s seconds of physical time
         if bookkeeping.evaluation_due(args, counters, steps, dt):
             eval_return = evaluate(args, eval_decision_env, agent, obs_rms)
         row = {"return_mean": None, "eval_return_mean": eval_return,

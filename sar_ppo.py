@@ -3,7 +3,7 @@
 The policy picks an action a and a safe-region radius d; a is repeated every δ seconds while the
 state stays in the safe region Δ(s, s_i) ≤ d (eq. 6). Also the paper's baselines on the same code
 path: plain PPO at δ (--no-repeat), PPO (scaled) (--no-repeat --scale-lr) and λ-SAR (--lambda-dt
-0.5, eq. 8); with --a2c, each on A2C's update instead of PPO's (App. D).
+0.5, eq. 8); with --a2c, each on A2C's update instead of PPO's (App. D runs SAR-A2C and A2C).
 
     python sar_ppo.py --env-id InvertedPendulum-v5 --dt lowest --seed 1
 """
@@ -32,13 +32,15 @@ class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
     """Safe action repetition (Sec. 4.3): one `step` is one decision, [a, u_raw] with u =
     (u_raw + 1)/2 ∈ [0, 1]. `a` is repeated every δ until the episode ends, k·δ ≥ max_t, or the
     state leaves the safe region Δ(s, s_i) ≤ d = u·max_d (eq. 6; a tie ends it too). λ-SAR
-    (lambda_dt = λ) stops at λ·Δ/max_d + (1 − λ)·k·δ/max_t ≥ u (eq. 8). repeat=False: the plain
-    learner, one δ-step.
+    (lambda_dt = λ) leaves eq. 8's λ·Δ + (1 − λ)·|t − t_i| ≤ d in the authors' code's form, Δ
+    over max_d and t − t_i = k·δ over max_t: it stops at λ·Δ/max_d + (1 − λ)·k·δ/max_t ≥ u
+    (λ = 1: Δ ≥ u·max_d, SAR). repeat=False: the plain learner, one δ-step.
 
     Δ(s, s_i) = ||ñ(s) − ñ(s_i)||_1 / n over the n dims `delta_dims` (all by default; l2:
-    ||·||_2 / √n), ñ(s) = (s − mean)/(std + 1e-3) by running statistics of the δ-level states
-    (Sec. 5), kept across episodes; `update_stats = False` freezes them. `step` returns R =
-    Σ_k γ_δ^k r_k and info w = k, undiscounted_reward = Σ_k r_k, safe_radius = d (λ-SAR: u).
+    ||·||_2 / √n), ñ(s) = (s − mean)/(std + 1e-3) by a running mean and std (Sec. 5's moving
+    average) of the δ-level states, as in the authors' wrapper, kept across episodes;
+    `update_stats = False` freezes them. `step` returns R = Σ_k γ_δ^k r_k and info w = k,
+    undiscounted_reward = Σ_k r_k, safe_radius = d (λ-SAR: u).
     """
 
     def __init__(self, env, max_d=None, max_t=MAX_T, lambda_dt=None, norm="l1", repeat=True,
@@ -62,7 +64,6 @@ class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self.lambda_dt = lambda_dt
         self.norm = norm
         self.repeat = repeat
-        self.delta_dims = delta_dims
         self.delta_mask = np.isin(np.arange(dim), dims)
         self.delta_divisor = len(dims)  # Δ's n (l2: √n)
         if norm == "l2":
@@ -125,7 +126,7 @@ class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
                 distance = math.sqrt(np.square((obs - s_i) * weight).sum())
             # out of the safe region Δ ≤ d (eq. 6); a tie too stops, as in the authors' code
             stop = distance >= d
-            # eq. 8 in the authors' code's form: Δ over d_max, k·δ over t_max, against u
+            # eq. 8 in the authors' code's form (the docstring): Δ over d_max, k·δ over t_max
             if self.lambda_dt is not None:
                 lam = self.lambda_dt
                 stop = lam * distance / self.max_d + (1 - lam) * k * self.dt / self.max_t >= u
@@ -133,7 +134,7 @@ class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
                 break
         if self.update_stats:
             batch = np.asarray(seen)
-            # ñ's statistics take the mean and variance of the k states (np.mean, np.var: slower)
+            # ñ's statistics take in the k states: their mean and variance, in one update
             mean = batch.sum(0) / k
             self.obs_stats.update_from_moments(mean, np.square(batch - mean).sum(0) / k, k)
         self.obs = seen[-1]
@@ -159,9 +160,9 @@ def layer_init(layer, std=np.sqrt(2), bias_const=0.0):
 
 class Agent(nn.Module):
     """Separate actor and critic MLPs, 2×256 ReLU (App. J.3). Gaussian policy: one linear head of
-    means; log σ a parameter for the K task dims and, for the repetition dim u (if `repeat`), a
-    linear head of the state. `sb3_u_init`: that head at PyTorch's default init, as in the
-    authors' A2C."""
+    means; log σ a parameter for the env's K action dims and, for the repetition's u_raw (the
+    last dim, if `repeat`), a linear head of the state. `sb3_u_init`: that head at PyTorch's
+    default init, as in the authors' A2C."""
 
     def __init__(self, obs_dim, num_actions, repeat, init_logstd=0.0, sb3_u_init=False):
         super().__init__()
@@ -192,7 +193,8 @@ class Agent(nn.Module):
 
 def normalize(x, stats, norm_obs, update=False, clip=10.0):
     """x as float32; if `norm_obs`, normalised by the running mean and std `stats` and clipped to
-    ±10 (SB3's VecNormalize), after x joins the statistics if `update`."""
+    ±10 (SB3's VecNormalize), after x joins the statistics if `update`. By hand, not gymnasium's
+    NormalizeObservation: the statistics are the learner's, checkpointed, frozen in evaluation."""
     if not norm_obs:
         return np.asarray(x, dtype=np.float32)
     if update:
@@ -292,16 +294,18 @@ def main(argv=None):
     if args.scale_lr:  # PPO (scaled), App. F.2
         learning_rate = args.learning_rate * (dt / dt0)
 
+    # the env's K action dims (the repetition's action space adds u_raw ∈ [-1, 1])
     agent = Agent(obs_dim, env.unwrapped.action_space.shape[0], repeat=repetition.repeat,
                   init_logstd=args.init_logstd, sb3_u_init=args.sb3_u_init)
-    # fused: one kernel for all parameters instead of ~10 small ops per tensor
-    optimizer = torch.optim.Adam(agent.parameters(), lr=learning_rate, eps=args.adam_eps,
-                                 fused=True)
     if args.a2c:  # RMSprop (Table 4)
         optimizer = torch.optim.RMSprop(agent.parameters(), lr=learning_rate, alpha=0.99,
                                         eps=args.adam_eps)
-    obs_rms = RunningMeanStd(shape=(obs_dim,))  # network inputs
+    else:  # fused: one kernel for all parameters instead of ~10 small ops per tensor
+        optimizer = torch.optim.Adam(agent.parameters(), lr=learning_rate, eps=args.adam_eps,
+                                     fused=True)
+    obs_rms = RunningMeanStd(shape=(obs_dim,))  # network inputs, by decision (Δ's are δ-level)
     ret_rms = RunningMeanStd(shape=())  # discounted return, for reward scaling
+    # what a checkpoint saves, loaded back in place on --resume
     learner = {"agent": agent, "optimizer": optimizer, "obs_rms": obs_rms, "ret_rms": ret_rms,
                "repetition_stats": repetition.obs_stats}
     config = {**vars(args), "dt": dt, "dt0": dt0, "gamma_dt": gamma_dt,
@@ -318,9 +322,10 @@ def main(argv=None):
     discounts_buf = np.zeros(n, np.float32)  # γ_δ^w
     radius_buf = np.zeros(n, np.float32)  # d, or λ-SAR's u
     durations_buf = np.zeros(n, np.int64)  # w, in δ-steps
-    eval_decision_env = make_decision_env(args)  # its own: training's env stays as it was
+    eval_decision_env = make_decision_env(args)  # (env, repetition) of its own: training's stay
 
-    # lock the run folder; start the run, or load its checkpoint (a finished run exits here)
+    # lock the run folder; start the run, or load its checkpoint (a finished run exits here);
+    # SCRIPT (at the file's end): this file's name, flags and progress.csv columns
     run = bookkeeping.open_or_resume(args, argv, SCRIPT, learner, config, rng)
     counters = run["counters"]  # a resumed run's
     # a seed per (re)start: a resumed run's fresh episode is not its first one again
@@ -359,7 +364,7 @@ def main(argv=None):
             rewards_buf[step] = R
             terminated_buf[step] = terminated
             truncated_buf[step] = truncated
-            episode_return += info["undiscounted_reward"]
+            episode_return += info["undiscounted_reward"]  # in δ0's units: DtEnv's r·δ/δ0
             if terminated or truncated:
                 if truncated and not terminated:
                     final_obs_buf[step] = normalize(raw_obs, obs_rms, args.norm_obs)
@@ -395,11 +400,12 @@ def main(argv=None):
         # ---------------- logs: the update's row (bookkeeping adds the counters and the clock)
         update_time = time.time() - update_start
         eval_return = None  # None: a blank in progress.csv
+        # every --eval-every updates, or --eval-every-s seconds of physical time
         if bookkeeping.evaluation_due(args, counters, steps, dt):
             eval_return = evaluate(args, eval_decision_env, agent, obs_rms, repetition.obs_stats)
         row = {"return_mean": None, "eval_return_mean": eval_return,
                "action_duration_mean_s": float(durations_buf.mean() * dt),
-               "safe_radius_mean": None, **logs,  # the plain learner has no d
+               "safe_radius_mean": None, **logs,  # None: the plain learner has no d
                "decisions_per_s": round(n / update_time, 1),  # of the whole update
                "env_steps_per_s": round(steps / rollout_time, 1)}  # of the rollout alone
         said = ["no episode ended", f"duration {1e3 * row['action_duration_mean_s']:.1f}ms"]
@@ -529,20 +535,20 @@ def make_parser():
                     f"must lie in (0, {MAX_T_CAP}] or be inf")
     p.add_argument("--max-t", type=max_t, default=MAX_T,
                    help="t_max (s): a repetition ends at its first δ-step at or past it")
-    p.add_argument("--lambda-dt", type=within(float, 0, 1), help="λ of λ-SAR (eq. 8)")
+    p.add_argument("--lambda-dt", type=within(float, 0, 1), help="λ of λ-SAR (eq. 8); none: SAR")
     p.add_argument("--norm", choices=["l1", "l2"], default="l1",
                    help="Δ's norm: l1/dim, or l2/√dim (App. I)")
     dims = checked(lambda text: [int(i) for i in text.split(",")],
                    lambda v: min(v) >= 0 and len(set(v)) == len(v),
                    "must be distinct dims such as 2,3")
-    p.add_argument("--delta-dims", type=dims, help="Δ over these dims (Fig. 6)")
+    p.add_argument("--delta-dims", type=dims, help="Δ over these dims (Fig. 6); none: all")
     p.add_argument("--no-repeat", action="store_true", help="plain PPO: one δ-step per decision")
     p.add_argument("--scale-lr", action="store_true", help="lr·δ/δ0, PPO (scaled) of App. F.2")
     # PPO (App. J.3, Table 2), and A2C as its special case (Table 4)
     p.add_argument("--learning-rate", type=within(float, 0, 1, open_low=True), default=1e-4,
-                   help="Adam's step size")
+                   help="the optimiser's step size (Adam; RMSprop with --a2c)")
     p.add_argument("--adam-eps", type=within(float, 1e-12, 1), default=1e-5,
-                   help="Adam's epsilon")
+                   help="the optimiser's epsilon")
     p.add_argument("--a2c", action="store_true",
                    help="A2C: its preset (below), and raw advantages")
     p.add_argument("--num-steps", type=within(int, 2, 2 ** 20), default=2048,
