@@ -73,8 +73,8 @@ def guard(main):
         run, name = OPENED.get("run"), os.path.basename(sys.argv[0])
         if run is None:
             raise
-        unit = "update" if "update" in run["counters"] else "row"
-        sys.exit(f"{name}: the environment failed in {unit} {run['counters'][unit] + 1} ({' '.join(str(e).split())}); "
+        unit = "update" if "update" in run["counters"] else "row"  # the one in progress: rows logged + 1
+        sys.exit(f"{name}: the environment failed in {unit} {len(run['rows']) + 1} ({' '.join(str(e).split())}); "
                  "the run is kept up to its last checkpoint")
     except (KeyboardInterrupt, OSError) as e:
         name, run = os.path.basename(sys.argv[0]), OPENED.get("run")

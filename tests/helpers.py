@@ -231,8 +231,8 @@ def damaged(run, name, data):
     return run
 
 
-# Toy tasks registered in the child process: a negative own dt, a non-finite observation (after a step or at
-# the reset), a non-finite reward, no time limit.
+# Toy tasks registered in the child process: a negative own dt, a non-finite observation (after a step, at the
+# reset, or in evaluation only), a non-finite reward, no time limit.
 TOYS = '''
 import runpy, sys
 import gymnasium as gym
@@ -250,6 +250,12 @@ gym.register("NanObservation-v0", entry_point=type("NanObservation", (Toy,), {"b
 gym.register("NanReward-v0", entry_point=type("NanReward", (Toy,), {"bad": "reward"}), max_episode_steps=100)
 gym.register("NanReset-v0", entry_point=type("NanReset", (Toy,), {"bad": "reset"}), max_episode_steps=100)
 gym.register("NoLimit-v0", entry_point=Toy)  # no time limit
+class NanInEvaluation(Toy):  # finite in training; not finite in the evaluation's episodes (their seeds: 10,000 on)
+    def reset(self, seed=None, options=None):
+        if seed is not None:
+            self.bad = "obs" if seed >= 10_000 else None
+        return np.zeros(2, np.float32), {}
+gym.register("NanInEvaluation-v0", entry_point=NanInEvaluation, max_episode_steps=100)
 sys.argv = sys.argv[1:]
 runpy.run_path(sys.argv[0], run_name="__main__")
 '''

@@ -55,6 +55,18 @@ def test_a_non_finite_observation_or_reward_ends_the_run_in_one_line_naming_it(t
 
 
 @pytest.mark.parametrize("script", SCRIPTS)
+def test_a_non_finite_observation_in_an_evaluation_names_the_update_it_ends(tmp_path, script):
+    flags = ["--env-id", "NanInEvaluation-v0", "--dt", "0.01", "--total-steps", "512", "--eval-every", "1",
+             *tiny(script)]
+    if script == "arp_ppo.py":
+        flags += ["--arp-p", "1", "--arp-alpha", "0.5"]
+    result = run(script, tmp_path, *flags, toys=True)
+    assert result.returncode == 1 and result.stderr.count("\n") == 1, result.stderr
+    assert "the environment failed in update 1 (observation: not finite" in result.stderr, result.stderr
+    assert not (tmp_path / "run" / "progress.csv").read_text().split("\n")[1]  # no row of update 1
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
 def test_a_resume_that_changes_the_budget_says_so_in_one_line_and_keeps_its_kind(tmp_path, script):
     flags = ["--total-steps", "256", *tiny(script)]
     assert run(script, tmp_path, *flags).returncode == 0
