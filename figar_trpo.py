@@ -263,8 +263,10 @@ def trpo_update(agent, optimizer, batch, args, rng):
 # ---------------------------------------------------------------- training
 def make_decision_env(args):
     """The environment of one decision: the δ-env, then the repetition, then the perturbation
-    outside it (one draw per decision, Sec. 5.2). Returns (env, the repetition wrapper)."""
-    # the δ-env: γ_δ = γ^(δ/δ0), the time limit in seconds (App. J.2), rewards r·δ/δ0 (eq. 2)
+    outside it (one draw per decision, Sec. 5.2: a force holds for the whole repetition and may push
+    the state out of the safe region). Returns (env, the repetition wrapper)."""
+    # the δ-env: γ_δ = γ^(δ/δ0), the time limit in seconds (App. J.2), rewards r·δ/δ0 (eq. 2's
+    # r·δ, in δ0-steps)
     env = envs.make_env(args.env_id, args.dt, args.gamma)
     if args.hold_penalty:
         # App. H: counts holding time at δ-level, inside the repetition
@@ -311,7 +313,8 @@ def main(argv=None):
     truncated_buf = np.zeros(n, np.float32)
     discounts_buf = np.zeros(n, np.float32)  # γ_δ^w
     durations_buf = np.zeros(n, np.int64)  # w, in δ-steps
-    eval_decision_env = make_decision_env(args)  # (env, repetition) of its own: training's stay
+    # (env, repetition) of its own, so that training's episode and s_i stay as they were
+    eval_decision_env = make_decision_env(args)
 
     # lock the run folder; start the run, or load its checkpoint (a finished run exits here);
     # SCRIPT (at the file's end): this file's name, flags and progress.csv columns
@@ -319,7 +322,8 @@ def main(argv=None):
     counters = run["counters"]  # a resumed run's
     # a seed per (re)start: a resumed run's fresh episode is not its first one again
     raw_obs, _ = env.reset(seed=args.seed + 1_000 * counters["update"])
-    episode = bookkeeping.resumed_episode(run, env)  # a MuJoCo run goes on in its saved episode
+    # a resumed MuJoCo run then goes on in its saved episode (its physics state); other tasks: None
+    episode = bookkeeping.resumed_episode(run, env)
     if episode is None:  # a new episode: its first observation feeds the input statistics
         obs = normalize(raw_obs, obs_rms, args.norm_obs, update=True)
         episode = (raw_obs, obs, 0.0, 0.0)
@@ -401,6 +405,7 @@ def main(argv=None):
                "safe_radius_mean": None, **logs,  # no safe region
                "decisions_per_s": round(n / update_time, 1),  # of the whole update
                "env_steps_per_s": round(steps / rollout_time, 1)}  # of the rollout alone
+        # the progress line's words
         said = ["no episode ended", f"duration {1e3 * row['action_duration_mean_s']:.1f}ms"]
         if finished_returns:
             row["return_mean"] = float(np.mean(finished_returns))

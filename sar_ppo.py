@@ -36,11 +36,12 @@ class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
     over max_d and t − t_i = k·δ over max_t: it stops at λ·Δ/max_d + (1 − λ)·k·δ/max_t ≥ u
     (λ = 1: Δ ≥ u·max_d, SAR). repeat=False: the plain learner, one δ-step.
 
-    Δ(s, s_i) = ||ñ(s) − ñ(s_i)||_1 / n over the n dims `delta_dims` (all by default; l2:
-    ||·||_2 / √n), ñ(s) = (s − mean)/(std + 1e-3) by a running mean and std (Sec. 5's moving
-    average) of the δ-level states, as in the authors' wrapper, kept across episodes;
-    `update_stats = False` freezes them. `step` returns R = Σ_k γ_δ^k r_k and info w = k,
-    undiscounted_reward = Σ_k r_k, safe_radius = d (λ-SAR: u).
+    Δ(s, s_i) = ||ñ(s) − ñ(s_i)||_1 / n over the n dims `delta_dims` (all by default; Fig. 6:
+    the velocities, so that only they end a repetition; l2: ||·||_2 / √n), ñ(s) = (s − mean)/
+    (std + 1e-3) by a running mean and std (Sec. 5's moving average) of the δ-level states, as in
+    the authors' wrapper, kept across episodes; `update_stats = False` freezes them. `step`
+    returns R = Σ_k γ_δ^k r_k and info w = k, undiscounted_reward = Σ_k r_k, safe_radius = d
+    (λ-SAR: u).
     """
 
     def __init__(self, env, max_d=None, max_t=MAX_T, lambda_dt=None, norm="l1", repeat=True,
@@ -100,7 +101,7 @@ class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
         u = 0.0  # the plain learner has no u
         if self.repeat:
             a = action[:-1]
-            u = (min(max(action[-1], -1.0), 1.0) + 1) / 2
+            u = (min(max(action[-1], -1.0), 1.0) + 1) / 2  # clipped here too: any caller's u_raw
         d = u * self.max_d
         # Δ(s, s_i) = Σ weight·|s − s_i|: ñ's mean cancels, each dim weighs 1/((std + 1e-3)·n)
         weight = self.delta_mask / ((np.sqrt(self.obs_stats.var) + 1e-3) * self.delta_divisor)
@@ -140,7 +141,7 @@ class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self.obs = seen[-1]
         safe_radius = d
         if self.lambda_dt is not None:
-            safe_radius = u  # λ-SAR's threshold (eq. 8)
+            safe_radius = u  # λ-SAR's threshold: u, eq. 8 in the docstring's form
         info.update(w=k, safe_radius=safe_radius, undiscounted_reward=undiscounted)
         return obs, R, terminated, truncated, info
 
@@ -264,8 +265,10 @@ def ppo_update(agent, optimizer, batch, args, rng):
 # ---------------------------------------------------------------- training
 def make_decision_env(args):
     """The environment of one decision: the δ-env, then the repetition, then the perturbation
-    outside it (one draw per decision, Sec. 5.2). Returns (env, the repetition wrapper)."""
-    # the δ-env: γ_δ = γ^(δ/δ0), the time limit in seconds (App. J.2), rewards r·δ/δ0 (eq. 2)
+    outside it (one draw per decision, Sec. 5.2: a force holds for the whole repetition and may push
+    the state out of the safe region). Returns (env, the repetition wrapper)."""
+    # the δ-env: γ_δ = γ^(δ/δ0), the time limit in seconds (App. J.2), rewards r·δ/δ0 (eq. 2's
+    # r·δ, in δ0-steps)
     env = envs.make_env(args.env_id, args.dt, args.gamma)
     if args.hold_penalty:
         # App. H: counts holding time at δ-level, inside the repetition
@@ -297,7 +300,7 @@ def main(argv=None):
     # the env's K action dims (the repetition's action space adds u_raw ∈ [-1, 1])
     agent = Agent(obs_dim, env.unwrapped.action_space.shape[0], repeat=repetition.repeat,
                   init_logstd=args.init_logstd, sb3_u_init=args.sb3_u_init)
-    if args.a2c:  # RMSprop (Table 4)
+    if args.a2c:  # RMSprop (Table 4), whose ε is --adam-eps too
         optimizer = torch.optim.RMSprop(agent.parameters(), lr=learning_rate, alpha=0.99,
                                         eps=args.adam_eps)
     else:  # fused: one kernel for all parameters instead of ~10 small ops per tensor
@@ -322,7 +325,8 @@ def main(argv=None):
     discounts_buf = np.zeros(n, np.float32)  # γ_δ^w
     radius_buf = np.zeros(n, np.float32)  # d, or λ-SAR's u
     durations_buf = np.zeros(n, np.int64)  # w, in δ-steps
-    eval_decision_env = make_decision_env(args)  # (env, repetition) of its own: training's stay
+    # (env, repetition) of its own, so that training's episode and s_i stay as they were
+    eval_decision_env = make_decision_env(args)
 
     # lock the run folder; start the run, or load its checkpoint (a finished run exits here);
     # SCRIPT (at the file's end): this file's name, flags and progress.csv columns
@@ -330,7 +334,8 @@ def main(argv=None):
     counters = run["counters"]  # a resumed run's
     # a seed per (re)start: a resumed run's fresh episode is not its first one again
     raw_obs, _ = env.reset(seed=args.seed + 1_000 * counters["update"])
-    episode = bookkeeping.resumed_episode(run, env)  # a MuJoCo run goes on in its saved episode
+    # a resumed MuJoCo run then goes on in its saved episode (its physics state); other tasks: None
+    episode = bookkeeping.resumed_episode(run, env)
     if episode is None:  # a new episode: its first observation feeds the input statistics
         obs = normalize(raw_obs, obs_rms, args.norm_obs, update=True)
         episode = (raw_obs, obs, 0.0, 0.0)
@@ -408,13 +413,14 @@ def main(argv=None):
                "safe_radius_mean": None, **logs,  # None: the plain learner has no d
                "decisions_per_s": round(n / update_time, 1),  # of the whole update
                "env_steps_per_s": round(steps / rollout_time, 1)}  # of the rollout alone
+        # the progress line's words
         said = ["no episode ended", f"duration {1e3 * row['action_duration_mean_s']:.1f}ms"]
         if finished_returns:
             row["return_mean"] = float(np.mean(finished_returns))
             said[0] = f"return {row['return_mean']:.1f}"
         if repetition.repeat:
             row["safe_radius_mean"] = float(radius_buf.mean())
-            said.append(f"radius {row['safe_radius_mean']:.3f}")  # SAR's d
+            said.append(f"radius {row['safe_radius_mean']:.3f}")  # d, or λ-SAR's u
         episode = (raw_obs, obs, episode_return, scaling_return)
         bookkeeping.log_and_checkpoint(run, args, row, said, env, episode)
     bookkeeping.end(run, args, env)  # model.pt with --save-model
