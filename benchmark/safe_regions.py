@@ -95,7 +95,7 @@ def rollout(env, record, policy, decisions, seed):
         obs, _, terminated, truncated, info = env.step(policy(obs))
         force = bool(np.any(env.force)) if isinstance(env, envs.Perturb) and env.kind != "action" else False
         out.append({"s_i": record.states[start], "states": record.states[start + 1:], "d": info["safe_radius"],
-                    "w": info["w"], "force": force, "delta_dims": env.get_wrapper_attr("delta_dims")})
+                    "w": info["w"], "force": force, "delta_dims": np.flatnonzero(env.get_wrapper_attr("delta_mask"))})
         if terminated or truncated:
             obs, _ = env.reset()
     return out
