@@ -35,9 +35,9 @@ class SafeActionRepetition(gym.Wrapper, gym.utils.RecordConstructorArgs):
     """Safe action repetition (Sec. 4.3): one `step` is one decision, [a, u_raw] with u =
     (u_raw + 1)/2 ∈ [0, 1]. `a` is repeated every δ until the episode ends, k·δ ≥ max_t, or the
     state leaves the safe region Δ(s, s_i) ≤ d = u·max_d (eq. 6; a tie ends it too). λ-SAR
-    (lambda_dt = λ) leaves eq. 8's λ·Δ + (1 − λ)·|t − t_i| ≤ d in the authors' code's form, Δ
-    over max_d and t − t_i = k·δ over max_t: it stops at λ·Δ/max_d + (1 − λ)·k·δ/max_t ≥ u
-    (λ = 1: Δ ≥ u·max_d, SAR). repeat=False: the plain learner, one δ-step.
+    (lambda_dt = λ) keeps eq. 8's region λ·Δ + (1 − λ)·|t − t_i| ≤ d in the authors' code's
+    form, each term over its cap: it stops at λ·Δ/max_d + (1 − λ)·k·δ/max_t ≥ u (λ = 1: SAR's
+    Δ ≥ u·max_d). repeat=False: the plain learner, one δ-step.
 
     Δ(s, s_i) = ||ñ(s) − ñ(s_i)||_1 / n over the n dims `delta_dims` (all by default; Fig. 6:
     the velocities, so that only they end a repetition; l2: ||·||_2 / √n), ñ(s) = (s − mean)/
@@ -352,8 +352,8 @@ def make_decision_env(args):
     """The environment of one decision: the δ-env, then the repetition, then the perturbation
     outside it (one draw per decision, Sec. 5.2: a force holds for the whole repetition and may push
     the state out of the safe region). Returns (env, the repetition wrapper)."""
-    # the δ-env: γ_δ = γ^(δ/δ0), the time limit in seconds (App. J.2), rewards r·δ/δ0 (eq. 2's
-    # r·δ, in δ0-steps)
+    # the δ-env: γ_δ = γ^(δ/δ0), the time limit in seconds (App. J.2), and eq. 2's rewards r·δ
+    # in units of δ0: r·δ/δ0
     env = envs.make_env(args.env_id, args.dt, args.gamma)
     if args.hold_penalty:
         # App. H: counts holding time at δ-level, inside the repetition

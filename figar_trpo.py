@@ -265,8 +265,8 @@ def make_decision_env(args):
     """The environment of one decision: the δ-env, then the repetition, then the perturbation
     outside it (one draw per decision, Sec. 5.2: a force holds for the whole repetition and may push
     the state out of the safe region). Returns (env, the repetition wrapper)."""
-    # the δ-env: γ_δ = γ^(δ/δ0), the time limit in seconds (App. J.2), rewards r·δ/δ0 (eq. 2's
-    # r·δ, in δ0-steps)
+    # the δ-env: γ_δ = γ^(δ/δ0), the time limit in seconds (App. J.2), and eq. 2's rewards r·δ
+    # in units of δ0: r·δ/δ0
     env = envs.make_env(args.env_id, args.dt, args.gamma)
     if args.hold_penalty:
         # App. H: counts holding time at δ-level, inside the repetition
