@@ -69,8 +69,10 @@ plot results/runs --max-steps 100352 --only InvertedPendulum-v5__{sar,figar,ppo}
 # Hopper at 1M decisions, all three methods (SAR-PPO 8 seeds, the others 3)
 plot results/runs_1m --only Hopper-v5__ --kinds grid --prefix 1m_
 plot results/runs_1m --only Hopper-v5__ --kinds grid --prefix 1m_ --x physical_time_s
-# Fig. 3 at 1M (fig3_1m.sh), the tasks whose seeds 1-3 have finished (Walker2d joins when its runs do)
-plot results/runs_1m --only {Hopper,HalfCheetah,Ant,Reacher,Swimmer}-v5__ --kinds normalised --prefix 1m_
+# Fig. 3 at 1M (fig3_1m.sh) on the eight tasks: the grid and the normalised final returns of the 1M runs, each run
+# as it finishes, with the pendulums' Fig. 3 runs (200k and 300k decisions) beside them
+plot results/runs_1m results/runs/InvertedPendulum-v5__{sar,figar,ppo}__dt{0.002,0.04}__s? \
+  results/runs/InvertedDoublePendulum-v5__{sar,figar,ppo}__dt{0.002,0.05}__s? --kinds grid normalised --prefix 1m_
 # App. H: λ-SAR-PPO under partial observability (strong perceptible force + hold penalty)
 plot results/runs --only __hold-penalty --kinds curves durations bars
 # App. I: ablations, each variant beside the default SAR-PPO and FiGAR-C-PPO at δ_lowest
