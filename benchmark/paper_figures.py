@@ -10,7 +10,7 @@ Text tables give mean [min, max] (seeds), the figures' interval, and the verdict
     python benchmark/paper_figures.py results/runs --out results/figures          # default kinds + tables
     python benchmark/paper_figures.py results/runs --kinds fig5 --table            # Fig. 5's verdict table
     python benchmark/paper_figures.py results/runs --summary    # a row per task and δ (Fig. 3 at a glance)
-    python benchmark/paper_figures.py results/runs --ratios     # δ_lowest ÷ δ0 per task and method, verdicts
+    python benchmark/paper_figures.py results/runs --ratios     # δ_lowest ÷ δ0 per task and method, verdicts; SAR vs FiGAR-C
 """
 import csv
 import math
@@ -732,10 +732,13 @@ def ratios(groups, score=final_return):
     """Markdown, SAR on three learners: per task (deterministic setting), each method's mean final return at the
     task's smallest δ over that at its largest, and the one rule's verdict; – where a δ is missing, and no ratio
     where the largest δ's mean is not above 0 (Reacher's and Ant's negative returns); no row for a task with one δ
-    (a grid in flight). DAU is read by its evaluations, as Fig. 4 reads it, unless a --window score is given."""
+    (a grid in flight); per learner with both, whether SAR is above FiGAR-C at the smallest δ (`verdict`). DAU is
+    read by its evaluations, as Fig. 4 reads it, unless a --window score is given."""
     keys = [k for k in groups if k[1] == "deterministic"]
     methods = ordered({k[2] for k in keys}, METHODS)
-    lines = ["| task | δ_lowest / δ0 (ms) | " + " | ".join(methods) + " |", "|---|---|" + "---|" * len(methods)]
+    pairs = [(m, "FiGAR-C-" + m[4:]) for m in methods if m.startswith("SAR-") and "FiGAR-C-" + m[4:] in methods]
+    heads = methods + [f"{sar} ≥ {figar} at δ_lowest" for sar, figar in pairs]
+    lines = ["| task | δ_lowest / δ0 (ms) | " + " | ".join(heads) + " |", "|---|---|" + "---|" * len(heads)]
     for env_id in ordered({k[0] for k in keys}, TASKS):
         dts = sorted({k[3] for k in keys if k[0] == env_id})
         if len(dts) < 2:
@@ -750,6 +753,9 @@ def ratios(groups, score=final_return):
             if method.startswith("DAU") and score is final_return:
                 read = evaluated_return
             cells.append(invariance_cell(finals(low, read), finals(high, read)))
+        for sar, figar in pairs:  # the paper's third claim, at δ_lowest only (FiGAR-C's 1M runs have no δ0)
+            both = [groups.get((env_id, "deterministic", m, dts[0])) for m in (sar, figar)]
+            cells.append(verdict(*(finals(runs, score) for runs in both)) if all(both) else "–")
         lines.append(f"| {env_id} | {dts[0] * 1000:g} / {dts[-1] * 1000:g} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

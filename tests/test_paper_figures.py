@@ -209,12 +209,19 @@ def test_plot_ratios_give_each_method_its_lowest_over_largest_dt_return_and_the_
             for seed, final in enumerate(finals_):
                 fake_run(tmp_path, f"{method}{dt}_{seed}", float(final), method=method, dt=dt, seed=seed)
     assert paper_figures.main([str(tmp_path), "--ratios"]) == 0
-    row = capsys.readouterr().out.splitlines()[2]
-    # FiGAR-C-TRPO's 0.57, invariant: 400 inside 700 ± 2541
-    assert row == "| InvertedPendulum-v5 | 2 / 40 | 0.99, unclear | 0.57, invariant | 0.08, not |"
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].endswith("| TRPO | SAR-TRPO ≥ FiGAR-C-TRPO at δ_lowest |")
+    # FiGAR-C-TRPO's 0.57, invariant: 400 inside 700 ± 2541; at 2 ms each SAR-TRPO seed (990, 1000) above 600
+    assert lines[2] == ("| InvertedPendulum-v5 | 2 / 40 | 0.99, unclear | 0.57, invariant | 0.08, not "
+                        "| SAR above by the intervals |")
     fake_run(tmp_path, "SAR-TRPO0.008_0", 2000.0, method="SAR-TRPO", env_id="Hopper-v5", dt=0.008)
     assert paper_figures.main([str(tmp_path), "--ratios"]) == 0  # Hopper at one δ only: no row, no "8 / 8"
     assert [line.split(" | ")[0] for line in capsys.readouterr().out.splitlines()[2:]] == ["| InvertedPendulum-v5"]
+    for dt in (0.008, 0.0005):  # FiGAR-C-TRPO at δ0 only: no comparison at δ_lowest
+        fake_run(tmp_path, f"SAR-TRPO{dt}_1", 2000.0, method="SAR-TRPO", env_id="Hopper-v5", dt=dt, seed=1)
+    fake_run(tmp_path, "FiGAR-C-TRPO0.008_0", 500.0, method="FiGAR-C-TRPO", env_id="Hopper-v5", dt=0.008)
+    assert paper_figures.main([str(tmp_path), "--ratios"]) == 0
+    assert capsys.readouterr().out.splitlines()[3] == "| Hopper-v5 | 0.5 / 8 | 1.00, invariant | – | – | – |"
     assert paper_figures.invariance_verdict([1000.0, 999.9999999999], [1000.0000000001, 1000.0]) == "invariant"
     # every seed 1000 up to float noise (DAU's evaluations on InvertedPendulum): no δ_lowest seed is below
     assert paper_figures.invariance_verdict([999.9999999996382] * 3, [1000.0] * 3) == "invariant"
