@@ -10,7 +10,7 @@ Text tables give mean [min, max] (seeds), the figures' interval, and the verdict
     python benchmark/paper_figures.py results/runs --out results/figures          # default kinds + tables
     python benchmark/paper_figures.py results/runs --kinds fig5 --table            # Fig. 5's verdict table
     python benchmark/paper_figures.py results/runs --summary    # a row per task and δ (Fig. 3 at a glance)
-    python benchmark/paper_figures.py results/runs --ratios     # δ_lowest ÷ δ0 per task and method, verdicts; SAR vs FiGAR-C
+    python benchmark/paper_figures.py results/runs --ratios     # δ_lowest ÷ δ0 per task and method; SAR vs FiGAR-C
 """
 import csv
 import math
